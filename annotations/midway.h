@@ -1,0 +1,160 @@
+/*
+ * midway.h — the public interface of Midway, a distributed shared memory for C.
+ *
+ * One header serves three readers:
+ *   1. application code (the API below, from DESIGN.md; names are fixed);
+ *   2. the compiler pass (pass/MidwayInstrument.cpp), which includes this file for
+ *      the shadow mapping so that the code it emits and the runtime agree on
+ *      "where is the dirty mark for address p" (as AddressSanitizer's pass and
+ *      runtime share one ShadowMapping);
+ *   3. the runtime (runtime/), which implements every function declared here.
+ *
+ * Valid C11 and C++17.
+ */
+#ifndef MIDWAY_H
+#define MIDWAY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------------------
+ * The shadow mapping (the contract between compiled code and the runtime)
+ *
+ * All shared data, static (MW_SHARED) and dynamic (mw_malloc), lives in one window of
+ * virtual addresses, [MW_WINDOW_BASE, MW_WINDOW_BASE + MW_WINDOW_SIZE), at the same
+ * address in every process of a job. `mwcc` links the section MW_SHARED_SECTION at
+ * MW_WINDOW_BASE; the runtime maps the mw_malloc heap above it.
+ *
+ * Every byte p of the window has one dirty byte at p + MW_SHADOW_OFFSET. Compiled code
+ * writes MW_DIRTY there after it stores to p; the runtime clears it when it has
+ * stamped the byte's line with a timestamp (Midway's "zero the timestamp on store",
+ * section 4.3, inverted so that fresh zero pages read as clean). One shadow byte per
+ * data byte keeps the mark exact (no byte is ever marked that was not written, which
+ * barrier coalescing depends on) and lets the compiled code mark with plain stores of
+ * a constant, never a read-modify-write that could race with the runtime's service
+ * thread clearing a neighbour's mark.
+ *
+ * The window sits below 2 GiB so that small-code-model code reaches static shared data
+ * with 32-bit displacements; the shadow sits far above it, so a shadow address is
+ * always formed with a 64-bit add and never folded into a relocation.
+ * ---------------------------------------------------------------------------------- */
+#define MW_WINDOW_BASE 0x40000000ULL      /* 1 GiB                                     */
+#define MW_WINDOW_SIZE 0x10000000000ULL   /* 1 TiB of address space, reserved lazily   */
+#define MW_SHADOW_OFFSET 0x100000000000ULL /* 16 TiB: shadow(p) = p + MW_SHADOW_OFFSET  */
+#define MW_DIRTY 0x01                     /* value of a dirty byte's shadow             */
+#define MW_SHARED_SECTION "mw_shared"     /* section of static shared data             */
+
+/* Is p inside the shared window? The pass emits exactly this test (as one subtract and
+ * one unsigned compare) for stores through pointers it cannot classify. */
+static inline int mw_in_window(const void *p) {
+  return (uintptr_t)p - (uintptr_t)MW_WINDOW_BASE < (uintptr_t)MW_WINDOW_SIZE;
+}
+
+/* The dirty byte of window address p. */
+static inline unsigned char *mw_shadow(const void *p) {
+  return (unsigned char *)((uintptr_t)p + (uintptr_t)MW_SHADOW_OFFSET);
+}
+
+/* Runtime entry points called by compiled code (never by hand). */
+void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) ∩ window */
+
+/* ------------------------------------------------------------------------------------
+ * MW_SHARED: file-scope (static storage) shared data
+ *
+ *     MW_SHARED float A[512][512];
+ *
+ * Misuse is a compile-time error. If you are reading this line in a compiler
+ * note: MW_SHARED applies only to file-scope or static variables, never to local
+ * (automatic) variables, parameters or functions; use mw_malloc for dynamic data.
+ * ---------------------------------------------------------------------------------- */
+#ifdef __cplusplus
+/* A function placed in the same section as this anchor is a "section type conflict". */
+inline int __mw_section_anchor __attribute__((section(MW_SHARED_SECTION))) = 0;
+#define MW_SHARED __attribute__((section(MW_SHARED_SECTION), nocommon)) /* MW_SHARED: file-scope or static variables only */
+#else
+/* `section` rejects locals and parameters; `_Alignas(0)` (no effect on alignment) rejects functions and parameters. */
+#define MW_SHARED __attribute__((section(MW_SHARED_SECTION))) _Alignas(0) /* MW_SHARED: file-scope or static variables only */
+#endif
+
+/* ------------------------------------------------------------------------------------
+ * Synchronization objects. They live in shared memory; their identity is their address
+ * and a zero-initialized object is ready to use. The bytes are the runtime's.
+ * ---------------------------------------------------------------------------------- */
+typedef struct mw_lock {
+  uint64_t mw_private_[2];
+} mw_lock_t;
+
+typedef struct mw_barrier {
+  uint64_t mw_private_[2];
+} mw_barrier_t;
+
+typedef enum { MW_EXCLUSIVE, MW_NONEXCLUSIVE } mw_mode_t;
+
+/* ------------------------------------------------------------------------------------
+ * The job
+ * ---------------------------------------------------------------------------------- */
+
+/* Join the job (collective). Returns 0 on success. */
+int mw_init(int *argc, char ***argv);
+/* Leave the job (collective). */
+void mw_finalize(void);
+/* This process's rank, 0 .. mw_nprocs()-1. */
+int mw_rank(void);
+/* Number of processes in the job. */
+int mw_nprocs(void);
+
+/* ------------------------------------------------------------------------------------
+ * Shared heap
+ * ---------------------------------------------------------------------------------- */
+
+/* Shared memory valid at the same address on every rank, default line size. */
+void *mw_malloc(size_t size);
+/* As mw_malloc, with `line` bytes per timestamp: a power of two from 1 to the page. */
+void *mw_malloc_lines(size_t size, size_t line);
+/* Free memory from mw_malloc; anything else is reported as an error. */
+void mw_free(void *p);
+
+/* ------------------------------------------------------------------------------------
+ * Entry consistency: locks and bindings
+ * ---------------------------------------------------------------------------------- */
+
+/* Data bound to l is consistent at the caller when this returns. */
+void mw_acquire(mw_lock_t *l, mw_mode_t mode);
+void mw_release(mw_lock_t *l);
+/* Associate [addr, addr+len) with l (dynamic; travels with the lock). */
+void mw_bind(mw_lock_t *l, const void *addr, size_t len);
+void mw_unbind(mw_lock_t *l, const void *addr, size_t len);
+
+/* ------------------------------------------------------------------------------------
+ * Barriers
+ * ---------------------------------------------------------------------------------- */
+
+/* All ranks; carries the updates to data bound to b. */
+void mw_barrier(mw_barrier_t *b);
+void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len);
+/* Terminating barrier: updates are coalesced at the manager only. */
+void mw_barrier_final(mw_barrier_t *b);
+
+/* ------------------------------------------------------------------------------------
+ * Processor consistency
+ * ---------------------------------------------------------------------------------- */
+void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us);
+
+/* ------------------------------------------------------------------------------------
+ * Introspection of the dirty map (additions to the fixed API, for tests and tools)
+ * ---------------------------------------------------------------------------------- */
+
+/* Number of bytes of [addr, addr+len) marked dirty; the range must lie in the window. */
+size_t mw_dirty_count(const void *addr, size_t len);
+/* Mark [addr, addr+len) clean; the range must lie in the window. */
+void mw_dirty_clear(const void *addr, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MIDWAY_H */
