@@ -1,0 +1,115 @@
+// The public API of midway.h. Each function checks its arguments and the state of the
+// job, then hands over to the module that owns the mechanism.
+//
+// This build runs a job of one process: the transport, locks, barriers and the RC/PC
+// machinery arrive with later work, and until then their calls stop the program with
+// "not implemented yet" rather than pretend to succeed.
+#include <cstdlib>
+#include <initializer_list>
+
+#include "dirty_map.hpp"
+#include "error.hpp"
+#include "heap.hpp"
+#include "midway.h"
+#include "window.hpp"
+
+#define MW_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+enum class JobState { kNotStarted, kRunning, kFinished };
+JobState g_state = JobState::kNotStarted;
+int g_nprocs = 0;
+
+void require_running(const char *call) {
+  if (g_state == JobState::kNotStarted) mw::fatal(call, "called before mw_init");
+  if (g_state == JobState::kFinished) mw::fatal(call, "called after mw_finalize");
+}
+
+[[noreturn]] void not_yet(const char *call, const char *what) {
+  require_running(call);
+  mw::fatal(call, "not implemented yet: %s", what);
+}
+
+// A launcher that asked for more than one process must not get a silent job of one.
+int requested_nprocs() {
+  for (const char *var : {"MW_NPROCS", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
+    if (const char *v = std::getenv(var)) {
+      int n = std::atoi(v);
+      if (n > 1) return n;
+    }
+  }
+  return 1;
+}
+
+}  // namespace
+
+MW_EXPORT int mw_init(int *argc, char ***argv) {
+  (void)argc;
+  (void)argv;
+  if (g_state != JobState::kNotStarted)
+    mw::fatal("mw_init", "called twice (each process joins the job once)");
+  int n = requested_nprocs();
+  if (n > 1)
+    mw::fatal("mw_init",
+              "a job of %d processes was requested, but this build of Midway runs one process "
+              "only (not implemented yet: the libfabric transport)", n);
+  mw::g_rank = 0;
+  g_nprocs = 1;
+  mw::heap::init(mw::g_rank, g_nprocs);
+  g_state = JobState::kRunning;
+  return 0;
+}
+
+MW_EXPORT void mw_finalize(void) {
+  require_running("mw_finalize");
+  g_state = JobState::kFinished;
+}
+
+MW_EXPORT int mw_rank(void) {
+  require_running("mw_rank");
+  return mw::g_rank;
+}
+
+MW_EXPORT int mw_nprocs(void) {
+  require_running("mw_nprocs");
+  return g_nprocs;
+}
+
+MW_EXPORT void *mw_malloc(size_t size) {
+  require_running("mw_malloc");
+  return mw::heap::allocate(size, mw::heap::kDefaultLine, "mw_malloc");
+}
+
+MW_EXPORT void *mw_malloc_lines(size_t size, size_t line) {
+  require_running("mw_malloc_lines");
+  return mw::heap::allocate(size, line, "mw_malloc_lines");
+}
+
+MW_EXPORT void mw_free(void *p) {
+  require_running("mw_free");
+  mw::heap::release(p);
+}
+
+MW_EXPORT void __mw_mark_range(const void *addr, size_t len) { mw::dirty::mark(addr, len); }
+
+MW_EXPORT size_t mw_dirty_count(const void *addr, size_t len) {
+  return mw::dirty::count(addr, len);
+}
+
+MW_EXPORT void mw_dirty_clear(const void *addr, size_t len) { mw::dirty::clear(addr, len); }
+
+// ---- Arriving with entry consistency, and with release/processor consistency ----
+
+MW_EXPORT void mw_acquire(mw_lock_t *, mw_mode_t) { not_yet("mw_acquire", "locks"); }
+MW_EXPORT void mw_release(mw_lock_t *) { not_yet("mw_release", "locks"); }
+MW_EXPORT void mw_bind(mw_lock_t *, const void *, size_t) { not_yet("mw_bind", "bindings"); }
+MW_EXPORT void mw_unbind(mw_lock_t *, const void *, size_t) { not_yet("mw_unbind", "bindings"); }
+MW_EXPORT void mw_barrier(mw_barrier_t *) { not_yet("mw_barrier", "barriers"); }
+MW_EXPORT void mw_barrier_bind(mw_barrier_t *, const void *, size_t) {
+  not_yet("mw_barrier_bind", "barriers");
+}
+MW_EXPORT void mw_barrier_final(mw_barrier_t *) { not_yet("mw_barrier_final", "barriers"); }
+MW_EXPORT void mw_processor_consistent(const void *, size_t, unsigned) {
+  not_yet("mw_processor_consistent", "processor consistency");
+}

@@ -1,0 +1,26 @@
+// The shared heap behind mw_malloc. The heap part of the window is split into one
+// partition per rank, so any rank allocates without talking to the others and the
+// address it returns is valid on every rank. Each block records its line size: the
+// granularity of its timestamps (Midway, section 4.3).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace mw::heap {
+
+// Line size of static shared data and of mw_malloc blocks.
+constexpr size_t kDefaultLine = 64;
+
+// Gives this rank its partition of the heap. Called by mw_init.
+void init(int rank, int nprocs);
+
+// The checks and errors of mw_malloc_lines, reported as `call`.
+void *allocate(size_t size, size_t line, const char *call);
+void release(void *p);
+
+// Line size of the block holding p (kDefaultLine for static data); 0 if p is not in a
+// live block of this rank's partition nor in static shared data.
+size_t line_of(const void *p);
+
+}  // namespace mw::heap

@@ -1,0 +1,141 @@
+#include "window.hpp"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "error.hpp"
+
+namespace mw::window {
+namespace {
+
+Layout g_layout;
+size_t g_page;
+std::mutex g_mutex;
+std::map<uintptr_t, uintptr_t> g_committed;  // begin -> end, disjoint, never adjacent
+
+uintptr_t round_up(uintptr_t x, uintptr_t to) { return (x + to - 1) / to * to; }
+
+// Where the linker put the program's MW_SHARED section: read from the section headers
+// of /proc/self/exe, because program headers carry no names and the symbols
+// __start_mw_shared/__stop_mw_shared are not exported to this library.
+// Returns false if the program has no shared static data.
+bool find_shared_section(uintptr_t *addr, size_t *size) {
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fatal_errno("mw_init", "cannot open /proc/self/exe to locate the shared data");
+  auto read_at = [fd](void *buf, size_t len, off_t off) {
+    if (pread(fd, buf, len, off) != static_cast<ssize_t>(len))
+      fatal("mw_init", "cannot read the ELF headers of /proc/self/exe");
+  };
+  Elf64_Ehdr eh;
+  read_at(&eh, sizeof eh, 0);
+  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+      eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum) {
+    close(fd);
+    return false;
+  }
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  read_at(sh.data(), sh.size() * sizeof(Elf64_Shdr), static_cast<off_t>(eh.e_shoff));
+  const Elf64_Shdr &strtab = sh[eh.e_shstrndx];
+  std::vector<char> names(strtab.sh_size + 1, '\0');
+  read_at(names.data(), strtab.sh_size, static_cast<off_t>(strtab.sh_offset));
+  close(fd);
+  for (const Elf64_Shdr &s : sh) {
+    if (s.sh_name < strtab.sh_size && std::strcmp(&names[s.sh_name], MW_SHARED_SECTION) == 0) {
+      *addr = s.sh_addr;
+      *size = s.sh_size;
+      return true;
+    }
+  }
+  return false;
+}
+
+void reserve(uintptr_t begin, uintptr_t end, const char *what) {
+  void *want = reinterpret_cast<void *>(begin);
+  void *got = mmap(want, end - begin, PROT_NONE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+  if (got == MAP_FAILED)
+    fatal_errno("mw_init", "cannot reserve the %s at [0x%lx, 0x%lx)", what,
+                static_cast<unsigned long>(begin), static_cast<unsigned long>(end));
+  if (got != want)  // kernels before 4.17 ignore MAP_FIXED_NOREPLACE and treat it as a hint
+    fatal("mw_init", "the %s at 0x%lx is already in use (the kernel offered 0x%lx)", what,
+          static_cast<unsigned long>(begin), reinterpret_cast<unsigned long>(got));
+}
+
+void make_rw(uintptr_t begin, uintptr_t end, const char *what) {
+  if (begin < end && mprotect(reinterpret_cast<void *>(begin), end - begin,
+                              PROT_READ | PROT_WRITE) != 0)
+    fatal_errno("mw_malloc", "cannot commit the %s at [0x%lx, 0x%lx)", what,
+                static_cast<unsigned long>(begin), static_cast<unsigned long>(end));
+}
+
+// Runs when the runtime library is loaded: before main, and before the program's own
+// constructors, which may already store to shared data.
+__attribute__((constructor(101))) void setup() {
+  g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  uintptr_t sbegin = kBase;
+  size_t ssize = 0;
+  if (find_shared_section(&sbegin, &ssize) && sbegin != kBase)
+    fatal("mw_init",
+          "the program's shared data (section %s) is at 0x%lx, not at the window base 0x%lx: "
+          "compile and link it with mwcc",
+          MW_SHARED_SECTION, static_cast<unsigned long>(sbegin),
+          static_cast<unsigned long>(kBase));
+  g_layout.static_begin = kBase;
+  g_layout.static_end = kBase + ssize;
+  g_layout.heap_begin = round_up(g_layout.static_end, 1 << 21);
+
+  // exec mapped the static part; the rest of the window waits for the heap.
+  reserve(round_up(g_layout.static_end, g_page), kEnd, "shared window");
+  reserve(kBase + MW_SHADOW_OFFSET, kEnd + MW_SHADOW_OFFSET, "dirty map");
+  make_rw(kBase + MW_SHADOW_OFFSET, round_up(g_layout.static_end, g_page) + MW_SHADOW_OFFSET,
+          "dirty map of the static shared data");
+}
+
+}  // namespace
+
+const Layout &layout() { return g_layout; }
+
+size_t page_size() { return g_page; }
+
+void commit(uintptr_t begin, uintptr_t end) {
+  make_rw(begin, end, "shared heap");
+  make_rw(begin + MW_SHADOW_OFFSET, end + MW_SHADOW_OFFSET, "dirty map of the shared heap");
+  std::lock_guard<std::mutex> lock(g_mutex);
+  // Merge with the neighbours so that accessible() needs one lookup.
+  auto next = g_committed.lower_bound(begin);
+  if (next != g_committed.end() && next->first <= end) {
+    end = std::max(end, next->second);
+    next = g_committed.erase(next);
+  }
+  if (next != g_committed.begin()) {
+    auto prev = std::prev(next);
+    if (prev->second >= begin) {
+      begin = prev->first;
+      end = std::max(end, prev->second);
+      g_committed.erase(prev);
+    }
+  }
+  g_committed[begin] = end;
+}
+
+bool accessible(const void *p, size_t len) {
+  if (!contains(p, len)) return false;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (a + len <= g_layout.static_end) return true;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_committed.upper_bound(a);
+  if (it == g_committed.begin()) return false;
+  --it;
+  return a >= it->first && a + len <= it->second;
+}
+
+}  // namespace mw::window

@@ -1,0 +1,46 @@
+// The shared window: one range of virtual addresses, identical in every process, that
+// holds all shared data (see the shadow mapping in midway.h).
+//
+//   MW_WINDOW_BASE                                            MW_WINDOW_BASE+MW_WINDOW_SIZE
+//   | static MW_SHARED data (mapped by exec) | mw_malloc heap (reserved here, committed on demand) |
+//
+// The whole window and its shadow are reserved PROT_NONE when the runtime library is
+// loaded (before main and before any constructor of the program, because compiled code
+// marks the shadow of every shared store it makes), and made accessible piece by piece.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "midway.h"
+
+namespace mw::window {
+
+constexpr uintptr_t kBase = MW_WINDOW_BASE;
+constexpr uintptr_t kEnd = MW_WINDOW_BASE + MW_WINDOW_SIZE;
+
+// [static_begin, static_end): the program's MW_SHARED data (empty if it has none).
+// [heap_begin, kEnd): room for the mw_malloc heap.
+struct Layout {
+  uintptr_t static_begin;
+  uintptr_t static_end;
+  uintptr_t heap_begin;
+};
+
+const Layout &layout();
+
+inline bool contains(const void *p, size_t len) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return a >= kBase && a <= kEnd && len <= kEnd - a;
+}
+
+// Makes [begin, end) of the heap, and its shadow, readable and writable.
+void commit(uintptr_t begin, uintptr_t end);
+
+// Is [p, p+len) static shared data or committed heap, so that its data and its dirty
+// marks may be touched?
+bool accessible(const void *p, size_t len);
+
+size_t page_size();
+
+}  // namespace mw::window
