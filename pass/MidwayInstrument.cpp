@@ -1,0 +1,1818 @@
+//===- MidwayInstrument.cpp - Mark writes to Midway shared memory dirty ---===//
+//
+// Part of Midway, a distributed shared memory for C.
+//
+//===----------------------------------------------------------------------===//
+//
+// Midway detects writes in software (Bershad et al. 1993, section 4.1): after
+// every store that may hit shared data, compiled code marks the stored bytes
+// dirty, and the runtime ships exactly the dirty bytes at the next
+// synchronization. This pass emits those marks. The mapping from data to marks
+// is the contract in midway.h: every byte p of the window [MW_WINDOW_BASE,
+// +MW_WINDOW_SIZE) has one shadow byte at p + MW_SHADOW_OFFSET, and a mark is a
+// plain store of MW_DIRTY (0x01) there.
+//
+// The pass works on one function at a time, in three steps:
+//   * collect: every instruction that may write memory (stores, atomics, memory
+//     intrinsics, masked stores and scatters) and every call;
+//   * choose:  classify each written pointer by its underlying objects (private
+//     memory needs no mark, MW_SHARED globals need no window check), replace
+//     the marks of stores that cover a contiguous range in a loop by one mark
+//     after the loop, pick the C library calls whose writes it can compute,
+//     and warn about calls and inline asm that may write memory it cannot mark;
+//   * instrument: emit the marks, right after each write, call or loop.
+//
+// It runs at the end of the optimization pipeline (after vectorization and the
+// passes that delete, merge and widen stores), at every optimization level.
+//
+// A mark never covers a byte that was not written: barrier coalescing merges
+// the marked bytes of all ranks, so a spurious mark would clobber another
+// rank's write.
+//
+//===----------------------------------------------------------------------===//
+
+#include "midway.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Analysis/LoopInfo.h"
+#include "llvm/Analysis/MemoryBuiltins.h"
+#include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
+#include "llvm/Analysis/TargetLibraryInfo.h"
+#include "llvm/Analysis/ValueTracking.h"
+#include "llvm/Demangle/Demangle.h"
+#include "llvm/IR/DiagnosticInfo.h"
+#include "llvm/IR/DiagnosticPrinter.h"
+#include "llvm/IR/Dominators.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/InlineAsm.h"
+#include "llvm/IR/InstIterator.h"
+#include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/Passes/PassPlugin.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/BuildLibCalls.h"
+#include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
+
+#include <optional>
+
+using namespace llvm;
+
+#define DEBUG_TYPE "midway-instrument"
+
+//===----------------------------------------------------------------------===//
+// Knobs
+//===----------------------------------------------------------------------===//
+
+static cl::opt<bool>
+    ClInstrument("midway-instrument",
+                 cl::desc("Mark writes to Midway shared memory dirty (the "
+                          "master switch of the pass)"),
+                 cl::init(true));
+
+static cl::opt<bool> ClInstrumentAtomics(
+    "midway-instrument-atomics",
+    cl::desc("Mark atomic stores, atomicrmw, cmpxchg and libatomic calls"),
+    cl::init(true));
+
+static cl::opt<bool> ClInstrumentMemIntrinsics(
+    "midway-instrument-memintrinsics",
+    cl::desc("Mark the destination of memset, memcpy and memmove intrinsics"),
+    cl::init(true));
+
+static cl::opt<bool> ClInstrumentLibCalls(
+    "midway-instrument-lib-calls",
+    cl::desc("Mark the ranges written by C library functions the pass knows "
+             "(memcpy, strcpy, read, fread, fgets, sprintf, ...); when off, "
+             "their writes are reported like those of any other library call"),
+    cl::init(true));
+
+static cl::opt<bool> ClOmitPrivate(
+    "midway-omit-private",
+    cl::desc("Leave writes to provably private memory (stack, non-shared "
+             "globals, constants, the C library's heap) unmarked"),
+    cl::init(true));
+
+static cl::opt<bool> ClLoopRanges(
+    "midway-loop-ranges",
+    cl::desc("Mark the contiguous range a loop writes once, after the loop, "
+             "instead of after every store"),
+    cl::init(true));
+
+static cl::opt<bool> ClWarnUnmarked(
+    "midway-warn-unmarked",
+    cl::desc("Warn about library calls, intrinsics and inline asm that may "
+             "write shared memory without a mark"),
+    cl::init(true));
+
+static cl::opt<bool> ClWarnUnknownCalls(
+    "midway-warn-unknown-calls",
+    cl::desc("Also warn about calls to external functions that are not C "
+             "library functions (by default they are assumed to be compiled "
+             "with Midway, which marks their stores)"),
+    cl::init(false));
+
+//===----------------------------------------------------------------------===//
+// Statistics
+//
+// Always enabled: a release libLLVM (Debian's) compiles STATISTIC to nothing,
+// and these counters are how `opt -stats` tells what the pass did to a program.
+//===----------------------------------------------------------------------===//
+
+ALWAYS_ENABLED_STATISTIC(NumInstrumentedWrites,
+                         "Number of writes instrumented with their own mark");
+ALWAYS_ENABLED_STATISTIC(NumDirectShared,
+                         "Number of marks made unconditionally (MW_SHARED)");
+ALWAYS_ENABLED_STATISTIC(NumRangeChecked,
+                         "Number of marks guarded by a window check");
+ALWAYS_ENABLED_STATISTIC(NumOmittedPrivate,
+                         "Number of writes omitted: memory is private");
+ALWAYS_ENABLED_STATISTIC(NumCoalescedInLoop,
+                         "Number of writes marked by a loop range instead");
+ALWAYS_ENABLED_STATISTIC(NumLoopRanges, "Number of loop ranges marked");
+ALWAYS_ENABLED_STATISTIC(NumLibCallsMarked,
+                         "Number of library calls whose writes are marked");
+ALWAYS_ENABLED_STATISTIC(NumWarnings,
+                         "Number of writes reported as not marked");
+
+//===----------------------------------------------------------------------===//
+// The shadow mapping (midway.h)
+//===----------------------------------------------------------------------===//
+
+static constexpr uint64_t WindowBase = MW_WINDOW_BASE;
+static constexpr uint64_t WindowSize = MW_WINDOW_SIZE;
+static constexpr uint64_t ShadowOffset = MW_SHADOW_OFFSET;
+static constexpr uint8_t DirtyByte = MW_DIRTY;
+static constexpr StringLiteral SharedSection = MW_SHARED_SECTION;
+
+// A shadow byte is as aligned as its data byte, so a mark can use the alignment
+// of the store it follows.
+static_assert(ShadowOffset % Value::MaximumAlignment == 0,
+              "the shadow offset must preserve every IR alignment");
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Diagnostics
+//===----------------------------------------------------------------------===//
+
+/// A Midway warning: a write the pass cannot mark. Its kind is a plugin kind,
+/// so clang reports it as "warning: ... [-Wbackend-plugin]". Clang cannot place
+/// a plugin diagnostic in the source, so the location is part of the message.
+class DiagnosticInfoMidway : public DiagnosticInfo {
+  const Twine &Msg;
+
+public:
+  explicit DiagnosticInfoMidway(const Twine &Msg)
+      : DiagnosticInfo(kind(), DS_Warning), Msg(Msg) {}
+
+  void print(DiagnosticPrinter &DP) const override { DP << Msg; }
+
+  static int kind() {
+    static const int Kind = getNextAvailablePluginDiagnosticKind();
+    return Kind;
+  }
+};
+
+/// What a warning tells the user: why the write is not marked, and what to do.
+constexpr StringLiteral CannotMark =
+    ", which Midway cannot mark dirty; pass it private memory and copy the "
+    "result";
+constexpr StringLiteral AsmCannotMark =
+    ", which Midway cannot mark dirty; keep its stores to private memory";
+constexpr StringLiteral AssumedCompiled =
+    "; it is marked dirty only if the callee is compiled with Midway (mwcc)";
+
+/// Reports that the write of instruction I is not marked: "file:line:col:
+/// midway: <What>", or "midway: in function 'f': <What>" without debug
+/// information.
+void warnUnmarked(const Instruction &I, const Twine &What) {
+  std::string Where;
+  if (const DebugLoc &Loc = I.getDebugLoc())
+    Where = (Loc->getFilename() + ":" + Twine(Loc.getLine()) + ":" +
+             Twine(Loc.getCol()) + ": midway: ")
+                .str();
+  else
+    Where =
+        "midway: in function '" + demangle(I.getFunction()->getName()) + "': ";
+  I.getContext().diagnose(DiagnosticInfoMidway(Where + What));
+  ++NumWarnings;
+}
+
+//===----------------------------------------------------------------------===//
+// Omission rules
+//
+// A pointer's underlying objects (getUnderlyingObjects) decide what its write
+// needs: all of them private -> no mark; all of them MW_SHARED globals -> a
+// mark without a window check; anything else -> a window check, then the mark.
+//===----------------------------------------------------------------------===//
+
+/// Where the memory behind a pointer can be.
+enum class Region { Private, Shared, Unknown };
+
+/// (a) Stack memory. The runtime reserves the window at a fixed address and the
+/// kernel never places a thread stack inside a reservation, so an alloca is
+/// never in the window, whether or not its address escapes. (Unlike
+/// ThreadSanitizer the question is "is it in the window", not "can another
+/// thread see it".)
+bool isStackObject(const Value *Obj) { return isa<AllocaInst>(Obj); }
+
+/// (b) Globals outside section mw_shared. mwcc links only that section into the
+/// window, so a global variable defined here in another section, or any
+/// function (code), is never shared. A declaration or an interposable
+/// definition may be replaced by an MW_SHARED definition in another file, so it
+/// is not private.
+bool isNonSharedGlobal(const Value *Obj) {
+  if (isa<Function>(Obj))
+    return true;
+  const auto *GV = dyn_cast<GlobalVariable>(Obj);
+  return GV && GV->getSection() != SharedSection && !GV->isDeclaration() &&
+         !GV->isInterposable();
+}
+
+/// (c) Constant data: a store to a constant global is undefined behaviour, so
+/// there is no write to mark.
+bool isConstantData(const Value *Obj) {
+  const auto *GV = dyn_cast<GlobalVariable>(Obj);
+  return GV && GV->isConstant();
+}
+
+// (d), the C library's heap, needs the function's TargetLibraryInfo: see
+// FunctionInstrumenter::isLibcHeapObject.
+
+/// (e) No object: null (in the flat address space), undef or poison. Writing
+/// through them is undefined, and a library function given a null pointer
+/// (time(NULL), strtol(s, NULL, 10)) does not write through it.
+bool isNoObject(const Value *Obj) {
+  return isa<ConstantPointerNull>(Obj) || isa<UndefValue>(Obj);
+}
+
+/// An MW_SHARED global: linked into the window, so a write to it is marked
+/// without a window check. A declaration is trusted like a definition (C merges
+/// the attribute of an earlier declaration into the definition).
+bool isSharedGlobal(const Value *Obj) {
+  const auto *GV = dyn_cast<GlobalVariable>(Obj);
+  return GV && GV->getSection() == SharedSection;
+}
+
+//===----------------------------------------------------------------------===//
+// What calls write
+//===----------------------------------------------------------------------===//
+
+/// Functions of the Midway runtime. They are compiled without the pass and mark
+/// what they write themselves; their names are reserved by midway.h.
+bool isRuntimeFunction(const Function &F) {
+  return F.getName().starts_with("__mw_") || F.getName().starts_with("mw_");
+}
+
+/// The argument through which a C library function the pass models writes the
+/// range it marks after the call (see instrumentLibCall).
+std::optional<unsigned> getMarkedArgument(LibFunc Func) {
+  switch (Func) {
+  case LibFunc_memcpy:
+  case LibFunc_memcpy_chk:
+  case LibFunc_memmove:
+  case LibFunc_memmove_chk:
+  case LibFunc_memset:
+  case LibFunc_memset_chk:
+  case LibFunc_mempcpy:
+  case LibFunc_mempcpy_chk:
+  case LibFunc_memccpy:
+  case LibFunc_memccpy_chk:
+  case LibFunc_bzero:
+  case LibFunc_strcpy:
+  case LibFunc_strcpy_chk:
+  case LibFunc_stpcpy:
+  case LibFunc_stpcpy_chk:
+  case LibFunc_strncpy:
+  case LibFunc_strncpy_chk:
+  case LibFunc_stpncpy:
+  case LibFunc_stpncpy_chk:
+  case LibFunc_strcat:
+  case LibFunc_strcat_chk:
+  case LibFunc_strncat:
+  case LibFunc_strncat_chk:
+  case LibFunc_strlcpy:
+  case LibFunc_strlcpy_chk:
+  case LibFunc_fread:
+  case LibFunc_fread_unlocked:
+  case LibFunc_fgets:
+  case LibFunc_fgets_unlocked:
+  case LibFunc_sprintf:
+  case LibFunc_sprintf_chk:
+  case LibFunc_siprintf:
+  case LibFunc_small_sprintf:
+  case LibFunc_vsprintf:
+  case LibFunc_vsprintf_chk:
+  case LibFunc_snprintf:
+  case LibFunc_snprintf_chk:
+  case LibFunc_vsnprintf:
+  case LibFunc_vsnprintf_chk:
+  case LibFunc_posix_memalign:
+    return 0;
+  case LibFunc_bcopy:
+  case LibFunc_read:
+  case LibFunc_pread:
+  case LibFunc_readlink:
+  case LibFunc_realpath:
+    return 1;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// An argument that is the C library's own object rather than the caller's
+/// data: a FILE or DIR (libc creates them with fopen, opendir or as stdin, in
+/// its own heap or data, never in the window), or a va_list (which lives on the
+/// stack of the variadic function that started it; the pointers passed through
+/// it to vscanf or to %n are not visible to the pass).
+bool isLibcObjectArgument(LibFunc Func, unsigned ArgNo) {
+  switch (Func) {
+  case LibFunc_vprintf:
+  case LibFunc_vscanf:
+    return ArgNo == 1;
+  case LibFunc_vfprintf:
+  case LibFunc_vfscanf:
+    return ArgNo == 0 || ArgNo == 2;
+  case LibFunc_vsprintf:
+  case LibFunc_vsscanf:
+    return ArgNo == 2;
+  case LibFunc_vsnprintf:
+    return ArgNo == 3;
+  case LibFunc_vsprintf_chk:
+    return ArgNo == 4;
+  case LibFunc_vsnprintf_chk:
+    return ArgNo == 5;
+  case LibFunc_under_IO_getc:
+  case LibFunc_clearerr:
+  case LibFunc_closedir:
+  case LibFunc_fclose:
+  case LibFunc_feof:
+  case LibFunc_ferror:
+  case LibFunc_fflush:
+  case LibFunc_fgetc:
+  case LibFunc_fgetc_unlocked:
+  case LibFunc_fgetpos:
+  case LibFunc_fileno:
+  case LibFunc_fiprintf:
+  case LibFunc_flockfile:
+  case LibFunc_fprintf:
+  case LibFunc_fscanf:
+  case LibFunc_fseek:
+  case LibFunc_fseeko:
+  case LibFunc_fseeko64:
+  case LibFunc_fsetpos:
+  case LibFunc_ftell:
+  case LibFunc_ftello:
+  case LibFunc_ftello64:
+  case LibFunc_ftrylockfile:
+  case LibFunc_funlockfile:
+  case LibFunc_getc:
+  case LibFunc_getc_unlocked:
+  case LibFunc_pclose:
+  case LibFunc_rewind:
+  case LibFunc_setbuf:
+  case LibFunc_setvbuf:
+  case LibFunc_small_fprintf:
+    return ArgNo == 0;
+  case LibFunc_under_IO_putc:
+  case LibFunc_fputc:
+  case LibFunc_fputc_unlocked:
+  case LibFunc_fputs:
+  case LibFunc_fputs_unlocked:
+  case LibFunc_putc:
+  case LibFunc_putc_unlocked:
+  case LibFunc_ungetc:
+    return ArgNo == 1;
+  case LibFunc_fgets:
+  case LibFunc_fgets_unlocked:
+    return ArgNo == 2;
+  case LibFunc_fread:
+  case LibFunc_fread_unlocked:
+  case LibFunc_fwrite:
+  case LibFunc_fwrite_unlocked:
+    return ArgNo == 3;
+  default:
+    return false;
+  }
+}
+
+/// Arguments the C library only reads, where LLVM's attribute inference does
+/// not say so: fwrite's buffer, qsort's comparison function, and everything
+/// passed to the exec family (which replaces the process, or fails without
+/// writing).
+bool isReadOnlyLibcArgument(LibFunc Func, unsigned ArgNo) {
+  switch (Func) {
+  case LibFunc_fwrite:
+  case LibFunc_fwrite_unlocked:
+    return ArgNo == 0;
+  case LibFunc_qsort:
+    return ArgNo == 3;
+  case LibFunc_execl:
+  case LibFunc_execle:
+  case LibFunc_execlp:
+  case LibFunc_execv:
+  case LibFunc_execvP:
+  case LibFunc_execve:
+  case LibFunc_execvp:
+  case LibFunc_execvpe:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// The format argument of a printf-family function with variadic arguments.
+std::optional<unsigned> getPrintfFormatArgument(LibFunc Func) {
+  switch (Func) {
+  case LibFunc_printf:
+  case LibFunc_iprintf:
+  case LibFunc_small_printf:
+    return 0;
+  case LibFunc_fprintf:
+  case LibFunc_fiprintf:
+  case LibFunc_small_fprintf:
+  case LibFunc_sprintf:
+  case LibFunc_siprintf:
+  case LibFunc_small_sprintf:
+    return 1;
+  case LibFunc_snprintf:
+    return 2;
+  case LibFunc_sprintf_chk:
+    return 3;
+  case LibFunc_snprintf_chk:
+    return 4;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Whether a printf format may write through a variadic argument: only a %n
+/// conversion does, and an unknown format may contain one.
+bool formatMayWrite(const Value *Format) {
+  StringRef Fmt;
+  if (!getConstantStringInfo(Format, Fmt))
+    return true;
+  for (size_t I = Fmt.find('%'); I != StringRef::npos; I = Fmt.find('%', I)) {
+    size_t Conv = Fmt.find_first_not_of("0123456789$#-+ '.*hlLqjzt", I + 1);
+    if (Conv == StringRef::npos)
+      return false;
+    if (Fmt[Conv] == 'n')
+      return true;
+    I = Conv + 1;
+  }
+  return false;
+}
+
+/// Intrinsics that take a pointer and may "write" in LLVM's model without
+/// storing data there: lifetime and invariant markers, and stackrestore.
+bool isMarkerIntrinsic(Intrinsic::ID ID) {
+  switch (ID) {
+  case Intrinsic::lifetime_start:
+  case Intrinsic::lifetime_end:
+  case Intrinsic::invariant_start:
+  case Intrinsic::invariant_end:
+  case Intrinsic::stackrestore:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// libatomic, which clang calls for atomics wider than the target's lock-free
+/// width: the generic __atomic_store(size, ptr, ...), __atomic_exchange and
+/// __atomic_compare_exchange, sized ones such as __atomic_fetch_add_16(ptr,
+/// ...), and the loads, which write only the caller's temporary.
+bool isLibatomicFunction(const Function &F) {
+  return F.getName().starts_with("__atomic_");
+}
+
+/// What a libatomic entry point writes to the atomic object, if anything.
+struct LibatomicWrite {
+  unsigned PtrArg;
+  std::optional<unsigned> SizeArg; // the size argument of a generic entry
+  uint64_t Size;                   // the size of a sized entry
+  bool OnlyIfSucceeded;            // compare_exchange writes only on success
+};
+
+std::optional<LibatomicWrite> getLibatomicWrite(const Function &F) {
+  StringRef Name = F.getName().drop_front(strlen("__atomic_"));
+  bool CmpXchg = Name.starts_with("compare_exchange");
+  if (Name == "store" || Name == "exchange" || Name == "compare_exchange")
+    return LibatomicWrite{/*PtrArg=*/1, /*SizeArg=*/0, /*Size=*/0, CmpXchg};
+  auto [Op, Width] = Name.rsplit('_');
+  uint64_t Size;
+  if (Width.getAsInteger(10, Size) || !isPowerOf2_64(Size) || Size > 16)
+    return std::nullopt;
+  if (Op == "load")
+    return std::nullopt;
+  return LibatomicWrite{/*PtrArg=*/0, /*SizeArg=*/std::nullopt, Size, CmpXchg};
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+/// A byte range [Offset, Offset + Size) relative to a write's address.
+struct ByteRange {
+  uint64_t Offset;
+  uint64_t Size;
+};
+
+/// The bytes a store of type Ty writes: the store size of a scalar or vector,
+/// and only the fields of a first-class aggregate (the backend does not store
+/// padding).
+void collectWrittenBytes(Type *Ty, uint64_t Offset, const DataLayout &DL,
+                         SmallVectorImpl<ByteRange> &Bytes) {
+  if (auto *STy = dyn_cast<StructType>(Ty)) {
+    const StructLayout *SL = DL.getStructLayout(STy);
+    for (unsigned I = 0, E = STy->getNumElements(); I != E; ++I)
+      collectWrittenBytes(STy->getElementType(I),
+                          Offset + SL->getElementOffset(I), DL, Bytes);
+    return;
+  }
+  if (auto *ATy = dyn_cast<ArrayType>(Ty)) {
+    Type *EltTy = ATy->getElementType();
+    uint64_t Stride = DL.getTypeAllocSize(EltTy);
+    if (!EltTy->isAggregateType() && DL.getTypeStoreSize(EltTy) == Stride) {
+      Bytes.push_back({Offset, Stride * ATy->getNumElements()});
+      return;
+    }
+    for (uint64_t I = 0, E = ATy->getNumElements(); I != E; ++I)
+      collectWrittenBytes(EltTy, Offset + I * Stride, DL, Bytes);
+    return;
+  }
+  uint64_t Size = DL.getTypeStoreSize(Ty).getFixedValue();
+  if (!Bytes.empty() && Bytes.back().Offset + Bytes.back().Size == Offset)
+    Bytes.back().Size += Size;
+  else
+    Bytes.push_back({Offset, Size});
+}
+
+/// Module-wide state: types, the runtime's entry point, and what LLVM knows
+/// about the C library.
+class ModuleInstrumenter {
+public:
+  explicit ModuleInstrumenter(Module &M)
+      : M(M), DL(M.getDataLayout()), Ctx(M.getContext()),
+        IntptrTy(DL.getIntPtrType(Ctx)), PtrTy(PointerType::getUnqual(Ctx)),
+        LibcImpl(Triple(M.getTargetTriple())), Libc(LibcImpl) {}
+
+  /// The C library function Callee is, by name and prototype. Unlike the
+  /// pipeline's TargetLibraryInfo this ignores -fno-builtin: whatever the
+  /// optimizer may assume, the C library is not compiled with Midway.
+  std::optional<LibFunc> getLibcFunction(const Function &Callee) const {
+    LibFunc Func;
+    if (Libc.getLibFunc(Callee, Func))
+      return Func;
+    return std::nullopt;
+  }
+
+  /// What LLVM knows about C library function F (memory effects, read-only
+  /// arguments), inferred on a scratch declaration so that neither the module
+  /// nor its -fno-builtin choice is touched. At -O0 no pass has inferred it
+  /// yet.
+  AttributeList getLibcAttributes(Function &F) {
+    auto [It, Inserted] = LibcAttributes.try_emplace(&F);
+    if (Inserted) {
+      if (!Scratch) {
+        Scratch = std::make_unique<Module>("midway.libc", Ctx);
+        Scratch->setDataLayout(DL);
+        Scratch->setTargetTriple(M.getTargetTriple());
+      }
+      Function *Decl =
+          Function::Create(F.getFunctionType(), GlobalValue::ExternalLinkage,
+                           F.getName(), *Scratch);
+      inferNonMandatoryLibFuncAttrs(*Decl, Libc);
+      It->second = Decl->getAttributes();
+    }
+    return It->second;
+  }
+
+  FunctionCallee getMarkRangeFn() {
+    AttributeList Attrs =
+        AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+    return M.getOrInsertFunction("__mw_mark_range", Attrs, Type::getVoidTy(Ctx),
+                                 PtrTy, IntptrTy);
+  }
+
+  FunctionCallee getStrLenFn() {
+    return M.getOrInsertFunction("strlen", IntptrTy, PtrTy);
+  }
+
+  Module &M;
+  const DataLayout &DL;
+  LLVMContext &Ctx;
+  IntegerType *IntptrTy;
+  PointerType *PtrTy;
+
+private:
+  TargetLibraryInfoImpl LibcImpl;
+  TargetLibraryInfo Libc;
+  std::unique_ptr<Module> Scratch;
+  DenseMap<Function *, AttributeList> LibcAttributes;
+};
+
+/// A write the pass has to account for, and what it decided.
+struct Write {
+  Instruction *I;
+  Region R = Region::Unknown;
+  bool Coalesced = false;
+};
+
+/// A call whose writes the pass marks after it returns: a C library function it
+/// models, or a libatomic entry point.
+struct MarkedCall {
+  CallBase *CB;
+  Region R;
+  std::optional<LibFunc> Func;
+  std::optional<LibatomicWrite> Atomic;
+};
+
+/// A write [Ptr, Ptr + Size) made on every iteration of a loop L, where it is
+/// planned, with Ptr = {Start,+,Step}<L>: a store or memory intrinsic in block
+/// From, or the range of a whole inner loop, made on the edge From -> To out of
+/// it.
+struct LoopWrite {
+  const SCEV *Ptr;
+  const SCEV *Size;
+  Align Alignment;
+  Region R;
+  BasicBlock *From;
+  BasicBlock *To;
+  SmallVector<Write *, 4> Writes; // the writes it stands for
+};
+
+/// A range marked once on the edge Latch -> Exit out of a loop.
+struct LoopRange {
+  BasicBlock *Latch;
+  BasicBlock *Exit;
+  const SCEV *Start;
+  const SCEV *Len;
+  Align Alignment;
+  Region R;
+};
+
+/// The shape that makes a mark after loop L stand for every iteration: L leaves
+/// only from its latch, every iteration that starts reaches the latch, and the
+/// number of iterations is known on exit.
+struct LoopShape {
+  BasicBlock *Latch;
+  BasicBlock *Exit;
+  const SCEV *BackedgeTakenCount;
+};
+
+class FunctionInstrumenter {
+public:
+  FunctionInstrumenter(ModuleInstrumenter &MI, Function &F,
+                       FunctionAnalysisManager &FAM)
+      : MI(MI), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy), PtrTy(MI.PtrTy),
+        TLI(FAM.getResult<TargetLibraryAnalysis>(F)),
+        DT(FAM.getResult<DominatorTreeAnalysis>(F)),
+        LI(FAM.getResult<LoopAnalysis>(F)),
+        SE(FAM.getResult<ScalarEvolutionAnalysis>(F)) {}
+
+  /// Instruments F; returns whether it changed.
+  bool run() {
+    collect();
+    chooseWrites();
+    if (ClLoopRanges)
+      planLoopRanges();
+    chooseCalls();
+    return instrument();
+  }
+
+private:
+  // collect
+  void collect();
+  bool isWrite(const Instruction &I) const;
+  static Value *getWritePointer(Instruction *I);
+
+  // choose
+  void chooseWrites();
+  void planLoopRanges();
+  std::optional<LoopWrite> getLoopWrite(Write &W);
+  void planLoop(Loop *L, ArrayRef<LoopWrite> Writes,
+                DenseMap<Loop *, SmallVector<LoopWrite, 4>> &Pending);
+  std::optional<LoopShape> getLoopShape(Loop *L);
+  bool executesOnEveryIteration(const LoopWrite &W, const LoopShape &Shape);
+  std::optional<LoopWrite> coalesce(const LoopShape &Shape,
+                                    ArrayRef<const LoopWrite *> Group);
+  void settle(const LoopWrite &W);
+  void chooseCalls();
+  void chooseLibCall(CallBase &CB, LibFunc Func);
+  void checkPointerArguments(CallBase &CB, AttributeList Known,
+                             std::optional<unsigned> Skip,
+                             std::optional<LibFunc> Func, const Twine &Callee,
+                             StringRef Advice);
+  bool mayWriteThroughArgument(const CallBase &CB, unsigned ArgNo,
+                               AttributeList Known) const;
+  void checkInlineAsm(CallBase &CB);
+  Region classifyPointer(const Value *Ptr);
+  bool isLibcHeapObject(const Value *Obj);
+  bool isPosixMemalignResult(const LoadInst *Load) const;
+  bool isPrivateObject(const Value *Obj);
+  bool isPrivate(const Value *Ptr) {
+    return classifyPointer(Ptr) == Region::Private;
+  }
+
+  // instrument
+  bool instrument();
+  void instrumentStore(StoreInst *SI, Region R);
+  void instrumentAtomicRMW(AtomicRMWInst *RMW, Region R);
+  void instrumentCmpXchg(AtomicCmpXchgInst *CX, Region R);
+  void instrumentMemIntrinsic(AnyMemIntrinsic *MI, Region R);
+  void instrumentMaskedStore(IntrinsicInst *II, Region R);
+  void instrumentMaskedScatter(IntrinsicInst *II, Region R);
+  void instrumentLibCall(const MarkedCall &C);
+  void instrumentLibatomicCall(const MarkedCall &C);
+  void markRange(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
+                 Value *Len, Align Alignment, bool CheckWindow);
+  void markBytes(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
+                 ArrayRef<ByteRange> Bytes, Align Alignment, bool CheckWindow,
+                 Value *Cond = nullptr);
+  Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
+  Value *inWindow(IRBuilder<> &IRB, Value *Addr);
+  Constant *dirtyLanes(VectorType *DataTy);
+
+  ModuleInstrumenter &MI;
+  Function &F;
+  const DataLayout &DL;
+  IntegerType *IntptrTy;
+  PointerType *PtrTy;
+  const TargetLibraryInfo &TLI;
+  DominatorTree &DT;
+  LoopInfo &LI;
+  ScalarEvolution &SE;
+
+  SmallVector<Write, 16> Writes;
+  SmallVector<CallBase *, 16> Calls;
+  SmallVector<MarkedCall, 4> MarkedCalls;
+  SmallVector<LoopRange, 4> Ranges;
+};
+
+//===----------------------------------------------------------------------===//
+// Collect
+//===----------------------------------------------------------------------===//
+
+Value *FunctionInstrumenter::getWritePointer(Instruction *I) {
+  if (auto *SI = dyn_cast<StoreInst>(I))
+    return SI->getPointerOperand();
+  if (auto *RMW = dyn_cast<AtomicRMWInst>(I))
+    return RMW->getPointerOperand();
+  if (auto *CX = dyn_cast<AtomicCmpXchgInst>(I))
+    return CX->getPointerOperand();
+  if (auto *MemI = dyn_cast<AnyMemIntrinsic>(I))
+    return MemI->getRawDest();
+  return cast<IntrinsicInst>(I)->getArgOperand(1); // masked store, scatter
+}
+
+/// A masked store or scatter the pass can mirror lane by lane: its elements are
+/// whole bytes.
+bool isMarkableMaskedWrite(const IntrinsicInst &II, const DataLayout &DL) {
+  Type *EltTy = II.getArgOperand(0)->getType()->getScalarType();
+  return DL.getTypeSizeInBits(EltTy) % 8 == 0 &&
+         DL.typeSizeEqualsStoreSize(EltTy);
+}
+
+/// Whether I is a write the pass marks itself, as opposed to a call whose
+/// callee it has to judge.
+bool FunctionInstrumenter::isWrite(const Instruction &I) const {
+  if (const auto *SI = dyn_cast<StoreInst>(&I))
+    // A store of an empty struct writes nothing.
+    return (!SI->isAtomic() || ClInstrumentAtomics) &&
+           !DL.getTypeStoreSize(SI->getValueOperand()->getType()).isZero();
+  if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I))
+    return ClInstrumentAtomics;
+  if (isa<AnyMemIntrinsic>(I))
+    return ClInstrumentMemIntrinsics;
+  const auto *II = dyn_cast<IntrinsicInst>(&I);
+  return II &&
+         (II->getIntrinsicID() == Intrinsic::masked_store ||
+          II->getIntrinsicID() == Intrinsic::masked_scatter) &&
+         isMarkableMaskedWrite(*II, DL);
+}
+
+void FunctionInstrumenter::collect() {
+  for (Instruction &I : instructions(F)) {
+    // Marks (ours, or another instrumentation's bookkeeping) are not writes of
+    // the program.
+    if (I.hasMetadata(LLVMContext::MD_nosanitize))
+      continue;
+    if (isWrite(I)) {
+      // Only the flat address space holds the window: x86's segment-relative
+      // address spaces (256-258) are offsets, not addresses.
+      if (getWritePointer(&I)->getType()->getPointerAddressSpace() == 0)
+        Writes.push_back({&I});
+    } else if (auto *CB = dyn_cast<CallBase>(&I);
+               CB && !isa<AnyMemIntrinsic>(CB)) {
+      Calls.push_back(CB);
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Choose: omission rules that need the function's analyses
+//===----------------------------------------------------------------------===//
+
+/// A load of the slot `void *p; posix_memalign(&p, a, n)` filled: p is only
+/// read or passed to posix_memalign, so any value read from it is
+/// posix_memalign's result (or p's indeterminate initial value, which cannot be
+/// written through).
+bool FunctionInstrumenter::isPosixMemalignResult(const LoadInst *Load) const {
+  const auto *Slot = dyn_cast<AllocaInst>(Load->getPointerOperand());
+  if (!Slot)
+    return false;
+  bool Filled = false;
+  for (const User *U : Slot->users()) {
+    if (isa<LoadInst>(U))
+      continue;
+    if (const auto *II = dyn_cast<IntrinsicInst>(U);
+        II && II->isLifetimeStartOrEnd())
+      continue;
+    const auto *CB = dyn_cast<CallBase>(U);
+    LibFunc Func;
+    if (!CB || !TLI.getLibFunc(*CB, Func) || Func != LibFunc_posix_memalign ||
+        CB->getArgOperand(0) != Slot || CB->getArgOperand(1) == Slot ||
+        CB->getArgOperand(2) == Slot)
+      return false;
+    Filled = true;
+  }
+  return Filled;
+}
+
+/// (d) The C library's heap: blocks from malloc, calloc, realloc,
+/// aligned_alloc, posix_memalign, strdup or operator new. The runtime reserves
+/// the window before main, and the allocator never maps inside a reservation.
+/// The allocators are known by TargetLibraryInfo and MemoryBuiltins, or by the
+/// allockind LLVM infers for them (not yet inferred at -O0). Calls marked
+/// nobuiltin (-fno-builtin) are not trusted to be the C library's. A program
+/// that replaces operator new with one returning mw_malloc memory needs
+/// -midway-omit-private=false.
+bool FunctionInstrumenter::isLibcHeapObject(const Value *Obj) {
+  if (const auto *Load = dyn_cast<LoadInst>(Obj))
+    return isPosixMemalignResult(Load);
+  const auto *CB = dyn_cast<CallBase>(Obj);
+  LibFunc Func;
+  if (!CB || !TLI.getLibFunc(*CB, Func))
+    return false;
+  if (isAllocationFn(CB, &TLI))
+    return true;
+  AllocFnKind Kind = MI.getLibcAttributes(*CB->getCalledFunction())
+                         .getFnAttr(Attribute::AllocKind)
+                         .getAllocKind();
+  return (Kind & (AllocFnKind::Alloc | AllocFnKind::Realloc)) !=
+         AllocFnKind::Unknown;
+}
+
+bool FunctionInstrumenter::isPrivateObject(const Value *Obj) {
+  return isStackObject(Obj) || isNonSharedGlobal(Obj) || isConstantData(Obj) ||
+         isLibcHeapObject(Obj) || isNoObject(Obj);
+}
+
+/// The region of the memory a pointer (or each lane of a vector of pointers)
+/// refers to.
+Region FunctionInstrumenter::classifyPointer(const Value *Ptr) {
+  // A vector of pointers built from one base: the lanes are in the base's
+  // object.
+  if (Ptr->getType()->isVectorTy()) {
+    const auto *GEP = dyn_cast<GetElementPtrInst>(Ptr);
+    if (!GEP || GEP->getPointerOperandType()->isVectorTy())
+      return Region::Unknown;
+    Ptr = GEP->getPointerOperand();
+  }
+  SmallVector<const Value *, 4> Objects;
+  getUnderlyingObjects(Ptr, Objects);
+  bool AllShared = true, AllPrivate = true;
+  for (const Value *Obj : Objects) {
+    if (isSharedGlobal(Obj))
+      AllPrivate = false;
+    else if (ClOmitPrivate && isPrivateObject(Obj))
+      AllShared = false;
+    else
+      return Region::Unknown;
+  }
+  if (AllPrivate)
+    return Region::Private;
+  return AllShared ? Region::Shared : Region::Unknown;
+}
+
+//===----------------------------------------------------------------------===//
+// Choose: writes
+//===----------------------------------------------------------------------===//
+
+void FunctionInstrumenter::chooseWrites() {
+  for (Write &W : Writes) {
+    W.R = classifyPointer(getWritePointer(W.I));
+    if (W.R == Region::Private)
+      ++NumOmittedPrivate;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Choose: loop ranges
+//
+// A store made on every iteration of a loop with a computable trip count, to
+// {Start,+,Step} with |Step| its size, writes one contiguous range; so do
+// several stores with the same step whose bytes tile the step (a vectorized,
+// interleaved loop). The pass marks that range once, on the loop's exit edge,
+// instead of after every store: the mark is made only if every iteration ran,
+// and covers exactly the bytes written. A loop range that is itself contiguous
+// across the iterations of the enclosing loop (a row of a row-major array) is
+// treated like a store of the enclosing loop and lifted out of it in turn.
+//===----------------------------------------------------------------------===//
+
+void FunctionInstrumenter::planLoopRanges() {
+  DenseMap<Loop *, SmallVector<LoopWrite, 4>> Pending;
+  for (Write &W : Writes)
+    if (std::optional<LoopWrite> LW = getLoopWrite(W))
+      Pending[LI.getLoopFor(W.I->getParent())].push_back(std::move(*LW));
+  // Innermost loops first, so that an inner loop's range joins its parent's
+  // writes before the parent is planned.
+  SmallVector<Loop *, 4> Loops = LI.getLoopsInPreorder();
+  for (Loop *L : reverse(Loops)) {
+    auto It = Pending.find(L);
+    if (It == Pending.end())
+      continue;
+    SmallVector<LoopWrite, 4> LoopWrites = std::move(It->second);
+    Pending.erase(It);
+    planLoop(L, LoopWrites, Pending);
+  }
+}
+
+/// The loop write W makes, if it is a plain store or memory intrinsic in a loop
+/// whose address steps through the loop. Volatile and atomic writes keep their
+/// own marks.
+std::optional<LoopWrite> FunctionInstrumenter::getLoopWrite(Write &W) {
+  if (W.R == Region::Private)
+    return std::nullopt;
+  Loop *L = LI.getLoopFor(W.I->getParent());
+  if (!L)
+    return std::nullopt;
+  const SCEV *Size;
+  Align Alignment;
+  if (auto *SI = dyn_cast<StoreInst>(W.I)) {
+    Type *Ty = SI->getValueOperand()->getType();
+    TypeSize StoreSize = DL.getTypeStoreSize(Ty);
+    if (!SI->isSimple() || Ty->isAggregateType() || StoreSize.isScalable())
+      return std::nullopt;
+    Size = SE.getConstant(IntptrTy, StoreSize.getFixedValue());
+    Alignment = SI->getAlign();
+  } else if (auto *MemI = dyn_cast<MemIntrinsic>(W.I)) {
+    if (MemI->isVolatile() || !SE.isSCEVable(MemI->getLength()->getType()))
+      return std::nullopt;
+    Size = SE.getTruncateOrZeroExtend(SE.getSCEV(MemI->getLength()), IntptrTy);
+    if (!SE.isLoopInvariant(Size, L))
+      return std::nullopt;
+    Alignment = MemI->getDestAlign().valueOrOne();
+  } else {
+    return std::nullopt;
+  }
+  const auto *Ptr = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(getWritePointer(W.I)));
+  if (!Ptr || Ptr->getLoop() != L || !Ptr->isAffine())
+    return std::nullopt;
+  return LoopWrite{Ptr, Size, Alignment, W.R, W.I->getParent(), nullptr, {&W}};
+}
+
+std::optional<LoopShape> FunctionInstrumenter::getLoopShape(Loop *L) {
+  BasicBlock *Latch = L->getLoopLatch();
+  if (!Latch || L->getExitingBlock() != Latch ||
+      !isa<BranchInst>(Latch->getTerminator()))
+    return std::nullopt;
+  BasicBlock *Exit = L->getExitBlock();
+  const SCEV *BTC = SE.getBackedgeTakenCount(L);
+  if (!Exit || isa<SCEVCouldNotCompute>(BTC))
+    return std::nullopt;
+  // A call that unwinds or longjmps out of the loop would skip the mark after
+  // it; one that synchronizes (mw_release, mw_barrier) must see the marks made
+  // so far. Neither is guaranteed to return to the loop.
+  for (BasicBlock *BB : L->blocks())
+    if (!isGuaranteedToTransferExecutionToSuccessor(BB))
+      return std::nullopt;
+  return LoopShape{Latch, Exit, BTC};
+}
+
+bool FunctionInstrumenter::executesOnEveryIteration(const LoopWrite &W,
+                                                    const LoopShape &Shape) {
+  if (W.To)
+    return DT.dominates(BasicBlockEdge(W.From, W.To), Shape.Latch);
+  return DT.dominates(W.From, Shape.Latch);
+}
+
+void FunctionInstrumenter::planLoop(
+    Loop *L, ArrayRef<LoopWrite> LoopWrites,
+    DenseMap<Loop *, SmallVector<LoopWrite, 4>> &Pending) {
+  SmallVector<bool, 8> Done(LoopWrites.size(), false);
+  if (std::optional<LoopShape> Shape = getLoopShape(L)) {
+    // Group writes that step alike at constant distances, and coalesce each
+    // group whose bytes tile the step.
+    for (size_t I = 0, E = LoopWrites.size(); I != E; ++I) {
+      if (Done[I] || !executesOnEveryIteration(LoopWrites[I], *Shape))
+        continue;
+      const auto *First = cast<SCEVAddRecExpr>(LoopWrites[I].Ptr);
+      SmallVector<const LoopWrite *, 4> Group{&LoopWrites[I]};
+      SmallVector<size_t, 4> Members{I};
+      for (size_t J = I + 1; J != E; ++J) {
+        const auto *Other = cast<SCEVAddRecExpr>(LoopWrites[J].Ptr);
+        if (!Done[J] && executesOnEveryIteration(LoopWrites[J], *Shape) &&
+            Other->getStepRecurrence(SE) == First->getStepRecurrence(SE) &&
+            isa<SCEVConstant>(
+                SE.getMinusSCEV(Other->getStart(), First->getStart()))) {
+          Group.push_back(&LoopWrites[J]);
+          Members.push_back(J);
+        }
+      }
+      std::optional<LoopWrite> Range = coalesce(*Shape, Group);
+      if (!Range)
+        continue;
+      for (size_t J : Members)
+        Done[J] = true;
+      // Lift the range into the parent loop if it steps through that one too.
+      Loop *Parent = L->getParentLoop();
+      const auto *Start = dyn_cast<SCEVAddRecExpr>(Range->Ptr);
+      if (Parent && Start && Start->getLoop() == Parent && Start->isAffine() &&
+          SE.isLoopInvariant(Range->Size, Parent) &&
+          Parent->contains(Shape->Exit))
+        Pending[Parent].push_back(std::move(*Range));
+      else
+        settle(*Range);
+    }
+  }
+  for (size_t I = 0, E = LoopWrites.size(); I != E; ++I)
+    if (!Done[I])
+      settle(LoopWrites[I]);
+}
+
+/// The range a group of writes covers over all iterations, as a write on the
+/// loop's exit edge; none if their bytes leave gaps.
+std::optional<LoopWrite>
+FunctionInstrumenter::coalesce(const LoopShape &Shape,
+                               ArrayRef<const LoopWrite *> Group) {
+  const LoopWrite &First = *Group.front();
+  const SCEV *Base = cast<SCEVAddRecExpr>(First.Ptr)->getStart();
+  const SCEV *Step = cast<SCEVAddRecExpr>(First.Ptr)->getStepRecurrence(SE);
+  const SCEV *BTC =
+      SE.getTruncateOrZeroExtend(Shape.BackedgeTakenCount, IntptrTy);
+  const SCEV *Start, *Len;
+  const auto *ConstStep = dyn_cast<SCEVConstant>(Step);
+  if (ConstStep && all_of(Group, [](const LoopWrite *W) {
+        return isa<SCEVConstant>(W->Size);
+      })) {
+    // One iteration writes the union of [Offset, Offset + Size) of the group,
+    // at offsets from Base; it must be an interval at least |Step| wide.
+    SmallVector<std::pair<int64_t, int64_t>, 4> Intervals;
+    for (const LoopWrite *W : Group) {
+      const SCEV *Distance =
+          SE.getMinusSCEV(cast<SCEVAddRecExpr>(W->Ptr)->getStart(), Base);
+      int64_t Offset = cast<SCEVConstant>(Distance)->getAPInt().getSExtValue();
+      int64_t Size = cast<SCEVConstant>(W->Size)->getAPInt().getSExtValue();
+      Intervals.push_back({Offset, Offset + Size});
+    }
+    sort(Intervals);
+    int64_t Lo = Intervals.front().first, Hi = Intervals.front().second;
+    for (auto [IntervalLo, IntervalHi] : Intervals) {
+      if (IntervalLo > Hi)
+        return std::nullopt;
+      Hi = std::max(Hi, IntervalHi);
+    }
+    int64_t StepValue = ConstStep->getAPInt().getSExtValue();
+    uint64_t AbsStep = std::abs(StepValue);
+    if (static_cast<uint64_t>(Hi - Lo) < AbsStep)
+      return std::nullopt;
+    // Iteration k writes [Base + k*Step + Lo, Base + k*Step + Hi).
+    Start =
+        SE.getAddExpr(Base, SE.getConstant(IntptrTy, Lo, /*isSigned=*/true));
+    if (StepValue < 0)
+      Start = SE.getAddExpr(Start, SE.getMulExpr(BTC, Step));
+    Len = SE.getAddExpr(SE.getMulExpr(BTC, SE.getConstant(IntptrTy, AbsStep)),
+                        SE.getConstant(IntptrTy, Hi - Lo));
+  } else if (Group.size() == 1 && Step == First.Size) {
+    Start = Base;
+    Len = SE.getMulExpr(SE.getAddExpr(BTC, SE.getOne(IntptrTy)), First.Size);
+  } else if (Group.size() == 1 && Step == SE.getNegativeSCEV(First.Size)) {
+    Start = SE.getAddExpr(Base, SE.getMulExpr(BTC, Step));
+    Len = SE.getMulExpr(SE.getAddExpr(BTC, SE.getOne(IntptrTy)), First.Size);
+  } else {
+    return std::nullopt;
+  }
+  // The exit block, or the block that will split the exit edge, is dominated by
+  // the latch: what the latch's terminator can use, the mark can.
+  SCEVExpander Expander(SE, DL, "midway.range");
+  Instruction *Proxy = Shape.Latch->getTerminator();
+  if (!Expander.isSafeToExpandAt(Start, Proxy) ||
+      !Expander.isSafeToExpandAt(Len, Proxy))
+    return std::nullopt;
+
+  LoopWrite Range{Start,      Len, First.Alignment, First.R, Shape.Latch,
+                  Shape.Exit, {}};
+  for (const LoopWrite *W : Group) {
+    Range.Alignment = std::min(Range.Alignment, W->Alignment);
+    if (W->R != Region::Shared)
+      Range.R = Region::Unknown;
+    append_range(Range.Writes, W->Writes);
+  }
+  return Range;
+}
+
+/// Marks a loop write that is not coalesced (further) where it is: a store
+/// keeps its own mark; an inner loop's range is marked on that loop's exit
+/// edge.
+void FunctionInstrumenter::settle(const LoopWrite &W) {
+  if (!W.To)
+    return;
+  Ranges.push_back({W.From, W.To, W.Ptr, W.Size, W.Alignment, W.R});
+  for (Write *Covered : W.Writes)
+    Covered->Coalesced = true;
+  NumCoalescedInLoop += W.Writes.size();
+  ++NumLoopRanges;
+}
+
+//===----------------------------------------------------------------------===//
+// Choose: calls
+//===----------------------------------------------------------------------===//
+
+void FunctionInstrumenter::chooseCalls() {
+  for (CallBase *CB : Calls) {
+    if (CB->isInlineAsm()) {
+      if (ClWarnUnmarked)
+        checkInlineAsm(*CB);
+      continue;
+    }
+    Function *Callee = CB->getCalledFunction();
+    if (!Callee) {
+      if (ClWarnUnknownCalls)
+        checkPointerArguments(*CB, AttributeList(), std::nullopt, std::nullopt,
+                              "indirect call", AssumedCompiled);
+      continue;
+    }
+    if (Callee->isIntrinsic()) {
+      if (ClWarnUnmarked && !isMarkerIntrinsic(Callee->getIntrinsicID()))
+        checkPointerArguments(*CB, AttributeList(), std::nullopt, std::nullopt,
+                              "intrinsic '" + Callee->getName() + "'",
+                              CannotMark);
+      continue;
+    }
+    // A function defined here is instrumented here; a function of the runtime
+    // marks what it writes.
+    if (!Callee->isDeclaration() || isRuntimeFunction(*Callee))
+      continue;
+    if (isLibatomicFunction(*Callee)) {
+      std::optional<LibatomicWrite> Atomic = getLibatomicWrite(*Callee);
+      if (!Atomic || !ClInstrumentAtomics)
+        continue;
+      Region R = classifyPointer(CB->getArgOperand(Atomic->PtrArg));
+      if (R == Region::Private)
+        ++NumOmittedPrivate;
+      else
+        MarkedCalls.push_back({CB, R, std::nullopt, Atomic});
+      continue;
+    }
+    if (std::optional<LibFunc> Func = MI.getLibcFunction(*Callee)) {
+      chooseLibCall(*CB, *Func);
+      continue;
+    }
+    // Anything else is assumed to be compiled with Midway.
+    if (ClWarnUnknownCalls)
+      checkPointerArguments(*CB, AttributeList(), std::nullopt, std::nullopt,
+                            "call to '" + demangle(Callee->getName()) + "'",
+                            AssumedCompiled);
+  }
+}
+
+void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
+  Function &Callee = *CB.getCalledFunction();
+  std::optional<unsigned> Marked;
+  if (ClInstrumentLibCalls)
+    Marked = getMarkedArgument(Func);
+  if (Marked) {
+    Region R = classifyPointer(CB.getArgOperand(*Marked));
+    if (R == Region::Private) {
+      ++NumOmittedPrivate;
+    } else if (isa<InvokeInst>(CB) || CB.isMustTailCall()) {
+      // Nothing can follow a musttail call, and an invoke's normal edge may be
+      // shared; C library functions are neither invoked nor musttail in C.
+      if (ClWarnUnmarked)
+        warnUnmarked(CB, "call to '" + Callee.getName() +
+                             "' may write shared memory through argument " +
+                             Twine(*Marked + 1) +
+                             ", which Midway cannot mark dirty after an invoke "
+                             "or musttail call; make it a plain call");
+    } else {
+      MarkedCalls.push_back({&CB, R, Func, std::nullopt});
+    }
+  }
+  if (ClWarnUnmarked)
+    checkPointerArguments(CB, MI.getLibcAttributes(Callee), Marked, Func,
+                          "call to '" + Callee.getName() + "'", CannotMark);
+}
+
+/// Whether CB may write memory through pointer argument ArgNo, by the
+/// attributes of the call, of its callee and Known (what LLVM infers for a C
+/// library function).
+bool FunctionInstrumenter::mayWriteThroughArgument(const CallBase &CB,
+                                                   unsigned ArgNo,
+                                                   AttributeList Known) const {
+  if (!CB.getArgOperand(ArgNo)->getType()->isPtrOrPtrVectorTy())
+    return false;
+  // A byval argument is a copy the callee owns.
+  if (CB.isByValArgument(ArgNo) || CB.onlyReadsMemory(ArgNo) ||
+      Known.hasParamAttr(ArgNo, Attribute::ReadOnly) ||
+      Known.hasParamAttr(ArgNo, Attribute::ReadNone))
+    return false;
+  MemoryEffects ME = CB.getMemoryEffects() & Known.getMemoryEffects();
+  return isModSet(ME.getModRef(IRMemLocation::ArgMem)) ||
+         isModSet(ME.getModRef(IRMemLocation::Other));
+}
+
+/// Warns for each pointer argument of CB, other than Skip (the one the pass
+/// marks), through which the callee may write memory that is not provably
+/// private.
+void FunctionInstrumenter::checkPointerArguments(
+    CallBase &CB, AttributeList Known, std::optional<unsigned> Skip,
+    std::optional<LibFunc> Func, const Twine &Callee, StringRef Advice) {
+  std::optional<unsigned> Format;
+  if (Func)
+    Format = getPrintfFormatArgument(*Func);
+  Value *Freed = getFreedOperand(&CB, &TLI);
+  for (unsigned ArgNo = 0, E = CB.arg_size(); ArgNo != E; ++ArgNo) {
+    Value *Arg = CB.getArgOperand(ArgNo);
+    if (ArgNo == Skip || !mayWriteThroughArgument(CB, ArgNo, Known))
+      continue;
+    // free, realloc and operator delete release their argument; they do not
+    // write data into it.
+    if (Arg == Freed || Known.hasParamAttr(ArgNo, Attribute::AllocatedPointer))
+      continue;
+    if (Func && (isLibcObjectArgument(*Func, ArgNo) ||
+                 isReadOnlyLibcArgument(*Func, ArgNo)))
+      continue;
+    if (Format && ArgNo > *Format && !formatMayWrite(CB.getArgOperand(*Format)))
+      continue;
+    if (isPrivate(Arg))
+      continue;
+    warnUnmarked(CB, Callee + " may write shared memory through argument " +
+                         Twine(ArgNo + 1) + Advice);
+  }
+}
+
+/// Inline asm stores through its indirect ("=*m") outputs, and anywhere if it
+/// clobbers "memory"; the pass cannot see those stores. An empty asm with a
+/// memory clobber is a compiler barrier and stores nothing.
+void FunctionInstrumenter::checkInlineAsm(CallBase &CB) {
+  const auto *IA = cast<InlineAsm>(CB.getCalledOperand());
+  unsigned ArgNo = 0;
+  for (const InlineAsm::ConstraintInfo &C : IA->ParseConstraints()) {
+    switch (C.Type) {
+    case InlineAsm::isOutput:
+      if (!C.isIndirect)
+        break;
+      if (!isPrivate(CB.getArgOperand(ArgNo)))
+        warnUnmarked(CB, "inline asm may write shared memory through operand " +
+                             Twine(ArgNo + 1) + AsmCannotMark);
+      ++ArgNo;
+      break;
+    case InlineAsm::isInput:
+      ++ArgNo;
+      break;
+    case InlineAsm::isClobber:
+      if (is_contained(C.Codes, "{memory}") && !IA->getAsmString().empty())
+        warnUnmarked(CB, "inline asm clobbers \"memory\" and may write shared "
+                         "memory" +
+                             AsmCannotMark);
+      break;
+    case InlineAsm::isLabel:
+      break;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Instrument
+//===----------------------------------------------------------------------===//
+
+bool FunctionInstrumenter::instrument() {
+  // Loop ranges first: expanding their bounds needs ScalarEvolution, and so the
+  // loop structure as it was analysed (SplitEdge keeps DT and LI up to date).
+  SCEVExpander Expander(SE, DL, "midway.range");
+  DenseMap<std::pair<BasicBlock *, BasicBlock *>, Instruction *> MarkPoints;
+  struct RangeMark {
+    Instruction *InsertBefore;
+    Value *Start, *Len;
+    const LoopRange &Range;
+  };
+  SmallVector<RangeMark, 4> RangeMarks;
+  for (const LoopRange &Range : Ranges) {
+    // Mark in a block entered only from the loop's latch, so that the mark is
+    // made only after the loop ran.
+    Instruction *&InsertBefore = MarkPoints[{Range.Latch, Range.Exit}];
+    if (!InsertBefore) {
+      BasicBlock *Block = Range.Exit->getSinglePredecessor() == Range.Latch
+                              ? Range.Exit
+                              : SplitEdge(Range.Latch, Range.Exit, &DT, &LI,
+                                          nullptr, "midway.loop.exit");
+      InsertBefore = &*Block->getFirstInsertionPt();
+    }
+    Value *Start = Expander.expandCodeFor(Range.Start, PtrTy, InsertBefore);
+    Value *Len = Expander.expandCodeFor(Range.Len, IntptrTy, InsertBefore);
+    RangeMarks.push_back({InsertBefore, Start, Len, Range});
+  }
+
+  // Every mark is either made unconditionally or behind a window check.
+  auto Count = [](Region R) {
+    ++(R == Region::Shared ? NumDirectShared : NumRangeChecked);
+  };
+
+  bool Changed = !RangeMarks.empty();
+  for (const RangeMark &Mark : RangeMarks) {
+    Count(Mark.Range.R);
+    markRange(Mark.InsertBefore,
+              Mark.Range.Latch->getTerminator()->getDebugLoc(), Mark.Start,
+              Mark.Len, Mark.Range.Alignment, Mark.Range.R == Region::Unknown);
+  }
+
+  for (Write &W : Writes) {
+    if (W.R == Region::Private || W.Coalesced)
+      continue;
+    Changed = true;
+    ++NumInstrumentedWrites;
+    Count(W.R);
+    if (auto *SI = dyn_cast<StoreInst>(W.I))
+      instrumentStore(SI, W.R);
+    else if (auto *RMW = dyn_cast<AtomicRMWInst>(W.I))
+      instrumentAtomicRMW(RMW, W.R);
+    else if (auto *CX = dyn_cast<AtomicCmpXchgInst>(W.I))
+      instrumentCmpXchg(CX, W.R);
+    else if (auto *MemI = dyn_cast<AnyMemIntrinsic>(W.I))
+      instrumentMemIntrinsic(MemI, W.R);
+    else if (cast<IntrinsicInst>(W.I)->getIntrinsicID() ==
+             Intrinsic::masked_store)
+      instrumentMaskedStore(cast<IntrinsicInst>(W.I), W.R);
+    else
+      instrumentMaskedScatter(cast<IntrinsicInst>(W.I), W.R);
+  }
+
+  for (const MarkedCall &C : MarkedCalls) {
+    Changed = true;
+    ++NumLibCallsMarked;
+    Count(C.R);
+    if (C.Atomic)
+      instrumentLibatomicCall(C);
+    else
+      instrumentLibCall(C);
+  }
+  return Changed;
+}
+
+/// Stores, atomic or not: the bytes of the stored type.
+void FunctionInstrumenter::instrumentStore(StoreInst *SI, Region R) {
+  Type *Ty = SI->getValueOperand()->getType();
+  TypeSize Size = DL.getTypeStoreSize(Ty);
+  Instruction *After = SI->getNextNode();
+  if (Size.isScalable()) {
+    IRBuilder<> IRB(After);
+    markRange(After, SI->getDebugLoc(), SI->getPointerOperand(),
+              IRB.CreateTypeSize(IntptrTy, Size), SI->getAlign(),
+              R == Region::Unknown);
+    return;
+  }
+  SmallVector<ByteRange, 4> Bytes;
+  collectWrittenBytes(Ty, 0, DL, Bytes);
+  markBytes(After, SI->getDebugLoc(), SI->getPointerOperand(), Bytes,
+            SI->getAlign(), R == Region::Unknown);
+}
+
+/// atomicrmw always writes, whatever the old value was.
+void FunctionInstrumenter::instrumentAtomicRMW(AtomicRMWInst *RMW, Region R) {
+  uint64_t Size = DL.getTypeStoreSize(RMW->getValOperand()->getType());
+  markBytes(RMW->getNextNode(), RMW->getDebugLoc(), RMW->getPointerOperand(),
+            {{0, Size}}, RMW->getAlign(), R == Region::Unknown);
+}
+
+/// cmpxchg writes only when it succeeds; a failed one must not be marked.
+void FunctionInstrumenter::instrumentCmpXchg(AtomicCmpXchgInst *CX, Region R) {
+  uint64_t Size = DL.getTypeStoreSize(CX->getNewValOperand()->getType());
+  Instruction *After = CX->getNextNode();
+  IRBuilder<> IRB(After);
+  IRB.SetCurrentDebugLocation(CX->getDebugLoc());
+  Value *Succeeded = IRB.CreateExtractValue(CX, 1, "midway.cmpxchg.success");
+  markBytes(After, CX->getDebugLoc(), CX->getPointerOperand(), {{0, Size}},
+            CX->getAlign(), R == Region::Unknown, Succeeded);
+}
+
+/// memset, memcpy, memmove, their .inline and element-wise atomic forms: the
+/// destination range.
+void FunctionInstrumenter::instrumentMemIntrinsic(AnyMemIntrinsic *MemI,
+                                                  Region R) {
+  markRange(MemI->getNextNode(), MemI->getDebugLoc(), MemI->getRawDest(),
+            MemI->getLength(), MemI->getDestAlign().valueOrOne(),
+            R == Region::Unknown);
+}
+
+/// A splat of dirty bytes with the lane layout of DataTy.
+Constant *FunctionInstrumenter::dirtyLanes(VectorType *DataTy) {
+  unsigned LaneBits = DL.getTypeSizeInBits(DataTy->getElementType());
+  Type *LaneTy = IntegerType::get(F.getContext(), LaneBits);
+  return ConstantInt::get(VectorType::get(LaneTy, DataTy->getElementCount()),
+                          APInt::getSplat(LaneBits, APInt(8, DirtyByte)));
+}
+
+/// A masked store is mirrored into the shadow by a masked store of dirty lanes.
+/// Without MW_SHARED provenance each lane is checked against the window: lanes
+/// are contiguous, and a masked-off lane may lie outside the object.
+void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II, Region R) {
+  auto *DataTy = cast<VectorType>(II->getArgOperand(0)->getType());
+  Value *Ptr = II->getArgOperand(1);
+  Align Alignment = cast<ConstantInt>(II->getArgOperand(2))->getAlignValue();
+  Value *Mask = II->getArgOperand(3);
+  IRBuilder<> IRB(II->getNextNode());
+  IRB.SetCurrentDebugLocation(II->getDebugLoc());
+  if (R == Region::Unknown) {
+    auto *LaneAddrTy = VectorType::get(IntptrTy, DataTy->getElementCount());
+    uint64_t LaneSize = DL.getTypeStoreSize(DataTy->getElementType());
+    Value *Base = IRB.CreateVectorSplat(DataTy->getElementCount(),
+                                        IRB.CreatePtrToInt(Ptr, IntptrTy));
+    Value *Offsets = IRB.CreateMul(IRB.CreateStepVector(LaneAddrTy),
+                                   ConstantInt::get(LaneAddrTy, LaneSize));
+    Value *Lanes = IRB.CreateAdd(Base, Offsets);
+    Mask = IRB.CreateAnd(Mask, inWindow(IRB, Lanes));
+  }
+  IRB.CreateMaskedStore(dirtyLanes(DataTy), shadowAddress(IRB, Ptr), Alignment,
+                        Mask)
+      ->setMetadata(LLVMContext::MD_nosanitize,
+                    MDNode::get(F.getContext(), {}));
+}
+
+/// A scatter is mirrored by a scatter of dirty lanes to the lanes' shadows,
+/// each lane enabled only if it is in the window.
+void FunctionInstrumenter::instrumentMaskedScatter(IntrinsicInst *II,
+                                                   Region R) {
+  auto *DataTy = cast<VectorType>(II->getArgOperand(0)->getType());
+  Value *Ptrs = II->getArgOperand(1);
+  Align Alignment = cast<ConstantInt>(II->getArgOperand(2))->getAlignValue();
+  Value *Mask = II->getArgOperand(3);
+  IRBuilder<> IRB(II->getNextNode());
+  IRB.SetCurrentDebugLocation(II->getDebugLoc());
+  if (R == Region::Unknown)
+    Mask = IRB.CreateAnd(Mask, inWindow(IRB, Ptrs));
+  IRB.CreateMaskedScatter(dirtyLanes(DataTy), shadowAddress(IRB, Ptrs),
+                          Alignment, Mask)
+      ->setMetadata(LLVMContext::MD_nosanitize,
+                    MDNode::get(F.getContext(), {}));
+}
+
+/// The range a modelled C library call wrote, computed from its arguments and
+/// result right after it returns. It is computed only where it is marked: after
+/// a call that succeeded, and, without MW_SHARED provenance, for a destination
+/// in the window.
+void FunctionInstrumenter::instrumentLibCall(const MarkedCall &C) {
+  CallBase &CB = *C.CB;
+  LibFunc Func = *C.Func;
+  Instruction *After = CB.getNextNode();
+  IRBuilder<> IRB(After);
+  IRB.SetCurrentDebugLocation(CB.getDebugLoc());
+  // Continue in a block entered only if Cond holds.
+  auto If = [&](Value *Cond) {
+    After = SplitBlockAndInsertIfThen(Cond, After, /*Unreachable=*/false);
+    IRB.SetInsertPoint(After);
+  };
+  auto Arg = [&](unsigned ArgNo) {
+    return IRB.CreateZExtOrTrunc(CB.getArgOperand(ArgNo), IntptrTy);
+  };
+  auto Result = [&]() { return IRB.CreateZExtOrTrunc(&CB, IntptrTy); };
+  auto Distance = [&](Value *To, Value *From) {
+    Value *ToInt = IRB.CreatePtrToInt(To, IntptrTy);
+    return IRB.CreateSub(ToInt, IRB.CreatePtrToInt(From, IntptrTy));
+  };
+  auto One = ConstantInt::get(IntptrTy, 1);
+  // A *printf's result is the length of the string without its NUL, or
+  // negative.
+  auto Printed = [&]() {
+    Value *WithNul = IRB.CreateAdd(&CB, ConstantInt::get(CB.getType(), 1));
+    return IRB.CreateZExt(
+        IRB.CreateBinaryIntrinsic(Intrinsic::smax, WithNul,
+                                  ConstantInt::get(CB.getType(), 0)),
+        IntptrTy);
+  };
+
+  Value *Dst = CB.getArgOperand(*getMarkedArgument(Func));
+  switch (Func) {
+  case LibFunc_strcat: // writes from the old end of the string
+  case LibFunc_strcat_chk:
+  case LibFunc_strncat:
+  case LibFunc_strncat_chk: {
+    Value *OldLen = IRBuilder<>(&CB).CreateCall(MI.getStrLenFn(), {Dst});
+    Dst = IRB.CreateGEP(IRB.getInt8Ty(), Dst, OldLen);
+    break;
+  }
+  case LibFunc_fgets: // returns NULL on failure
+  case LibFunc_fgets_unlocked:
+    If(IRB.CreateIsNotNull(&CB));
+    break;
+  case LibFunc_realpath: // returns the buffer, or a malloc'd one if it was NULL
+    If(IRB.CreateIsNotNull(&CB));
+    Dst = &CB;
+    break;
+  default:
+    break;
+  }
+  if (C.R == Region::Unknown)
+    If(inWindow(IRB, Dst));
+
+  Value *Len;
+  switch (Func) {
+  case LibFunc_memcpy:
+  case LibFunc_memcpy_chk:
+  case LibFunc_memmove:
+  case LibFunc_memmove_chk:
+  case LibFunc_memset:
+  case LibFunc_memset_chk:
+  case LibFunc_mempcpy:
+  case LibFunc_mempcpy_chk:
+  case LibFunc_strncpy: // write exactly n bytes, padding with NULs
+  case LibFunc_strncpy_chk:
+  case LibFunc_stpncpy:
+  case LibFunc_stpncpy_chk:
+  case LibFunc_bcopy:
+    Len = Arg(2);
+    break;
+  case LibFunc_bzero:
+    Len = Arg(1);
+    break;
+  case LibFunc_memccpy: // stops after the byte c, returning the next address
+  case LibFunc_memccpy_chk: {
+    Value *Copied = Distance(&CB, Dst);
+    Value *NotFound = IRB.CreateIsNull(&CB);
+    Len = IRB.CreateSelect(NotFound, Arg(3), Copied);
+    break;
+  }
+  case LibFunc_strcpy:
+  case LibFunc_strcpy_chk:
+  case LibFunc_strcat:
+  case LibFunc_strcat_chk:
+  case LibFunc_strncat:
+  case LibFunc_strncat_chk:
+  case LibFunc_fgets:
+  case LibFunc_fgets_unlocked:
+  case LibFunc_realpath:
+    Len = IRB.CreateAdd(IRB.CreateCall(MI.getStrLenFn(), {Dst}), One);
+    break;
+  case LibFunc_stpcpy: // returns the address of the copied NUL
+  case LibFunc_stpcpy_chk:
+    Len = IRB.CreateAdd(Distance(&CB, Dst), One);
+    break;
+  case LibFunc_strlcpy: // returns strlen(src); writes min(that + 1, size) bytes
+  case LibFunc_strlcpy_chk: {
+    Value *WithNul = IRB.CreateAdd(Result(), One);
+    Len = IRB.CreateBinaryIntrinsic(Intrinsic::umin, WithNul, Arg(2));
+    break;
+  }
+  case LibFunc_read: // return the byte count, or -1
+  case LibFunc_pread:
+  case LibFunc_readlink:
+    Len = IRB.CreateZExtOrTrunc(
+        IRB.CreateBinaryIntrinsic(Intrinsic::smax, &CB,
+                                  ConstantInt::get(CB.getType(), 0)),
+        IntptrTy);
+    break;
+  case LibFunc_fread: // returns the number of whole items read
+  case LibFunc_fread_unlocked: {
+    Value *ItemSize = Arg(1);
+    Len = IRB.CreateMul(ItemSize, Result());
+    break;
+  }
+  case LibFunc_sprintf:
+  case LibFunc_sprintf_chk:
+  case LibFunc_siprintf:
+  case LibFunc_small_sprintf:
+  case LibFunc_vsprintf:
+  case LibFunc_vsprintf_chk:
+    Len = Printed();
+    break;
+  case LibFunc_snprintf: // truncate to n bytes, NUL included
+  case LibFunc_snprintf_chk:
+  case LibFunc_vsnprintf:
+  case LibFunc_vsnprintf_chk: {
+    Value *Bytes = Printed();
+    Len = IRB.CreateBinaryIntrinsic(Intrinsic::umin, Bytes, Arg(1));
+    break;
+  }
+  case LibFunc_posix_memalign: // stores the block's address on success (0)
+    Len = IRB.CreateSelect(IRB.CreateIsNull(&CB),
+                           ConstantInt::get(IntptrTy, DL.getPointerSize()),
+                           ConstantInt::get(IntptrTy, 0));
+    break;
+  default:
+    llvm_unreachable("not a modelled library function");
+  }
+  markRange(After, CB.getDebugLoc(), Dst, Len, Align(1), /*CheckWindow=*/false);
+}
+
+/// libatomic writes its object, of the size its name or argument says; a
+/// compare-exchange only if it returns true.
+void FunctionInstrumenter::instrumentLibatomicCall(const MarkedCall &C) {
+  CallBase &CB = *C.CB;
+  const LibatomicWrite &W = *C.Atomic;
+  Instruction *After = CB.getNextNode();
+  if (W.OnlyIfSucceeded) {
+    IRBuilder<> IRB(After);
+    Value *Succeeded =
+        CB.getType()->isIntegerTy(1) ? &CB : IRB.CreateIsNotNull(&CB);
+    After = SplitBlockAndInsertIfThen(Succeeded, After, /*Unreachable=*/false);
+  }
+  IRBuilder<> IRB(After);
+  Value *Len =
+      W.SizeArg ? IRB.CreateZExtOrTrunc(CB.getArgOperand(*W.SizeArg), IntptrTy)
+                : ConstantInt::get(IntptrTy, W.Size);
+  markRange(After, CB.getDebugLoc(), CB.getArgOperand(W.PtrArg), Len, Align(1),
+            C.R == Region::Unknown);
+}
+
+//===----------------------------------------------------------------------===//
+// Marks
+//===----------------------------------------------------------------------===//
+
+/// shadow(p) = p + MW_SHADOW_OFFSET, formed with an integer add (the offset
+/// never fits a relocation or an addressing mode's displacement).
+Value *FunctionInstrumenter::shadowAddress(IRBuilder<> &IRB, Value *Addr) {
+  Type *AddrTy = Addr->getType();
+  Type *IntTy = AddrTy->isVectorTy()
+                    ? VectorType::get(IntptrTy, cast<VectorType>(AddrTy))
+                    : static_cast<Type *>(IntptrTy);
+  Value *Shadow = IRB.CreateAdd(IRB.CreatePtrToInt(Addr, IntTy),
+                                ConstantInt::get(IntTy, ShadowOffset));
+  return IRB.CreateIntToPtr(Shadow, AddrTy);
+}
+
+/// (uintptr_t)p - MW_WINDOW_BASE < MW_WINDOW_SIZE, as midway.h's mw_in_window:
+/// one subtract and one unsigned compare. Addr is a pointer, or lane addresses.
+Value *FunctionInstrumenter::inWindow(IRBuilder<> &IRB, Value *Addr) {
+  Type *AddrTy = Addr->getType();
+  Type *IntTy = AddrTy->isVectorTy()
+                    ? VectorType::get(IntptrTy, cast<VectorType>(AddrTy))
+                    : static_cast<Type *>(IntptrTy);
+  if (AddrTy->isPtrOrPtrVectorTy())
+    Addr = IRB.CreatePtrToInt(Addr, IntTy);
+  return IRB.CreateICmpULT(
+      IRB.CreateSub(Addr, ConstantInt::get(IntTy, WindowBase)),
+      ConstantInt::get(IntTy, WindowSize), "midway.in.window");
+}
+
+/// Marks [Addr, Addr + Len) before InsertBefore, checking first that Addr is
+/// in the window if asked to. A constant length is marked inline; a length
+/// known only at run time is marked by the runtime, whose call costs little
+/// next to such a write (a memcpy of unknown size, a whole loop), and which
+/// private memory never reaches past the inline check.
+void FunctionInstrumenter::markRange(Instruction *InsertBefore,
+                                     const DebugLoc &Loc, Value *Addr,
+                                     Value *Len, Align Alignment,
+                                     bool CheckWindow) {
+  if (auto *ConstLen = dyn_cast<ConstantInt>(Len)) {
+    if (!ConstLen->isZero())
+      markBytes(InsertBefore, Loc, Addr, {{0, ConstLen->getZExtValue()}},
+                Alignment, CheckWindow);
+    return;
+  }
+  IRBuilder<> IRB(InsertBefore);
+  IRB.SetCurrentDebugLocation(Loc);
+  if (CheckWindow)
+    IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
+        inWindow(IRB, Addr), InsertBefore, /*Unreachable=*/false));
+  IRB.CreateCall(MI.getMarkRangeFn(),
+                 {Addr, IRB.CreateZExtOrTrunc(Len, IntptrTy)})
+      ->setMetadata(LLVMContext::MD_nosanitize,
+                    MDNode::get(F.getContext(), {}));
+}
+
+/// Marks the given bytes at Addr before InsertBefore, if Cond holds and, when
+/// asked to check, Addr is in the window. A write stays within one object and
+/// an object is either in the window or not, so checking Addr checks them all.
+/// A mark of 1, 2, 4, 8 or 16 bytes is one integer store (what the backend
+/// makes of a small memset, and also at -O0, where it would call memset);
+/// others are a memset of the shadow.
+void FunctionInstrumenter::markBytes(Instruction *InsertBefore,
+                                     const DebugLoc &Loc, Value *Addr,
+                                     ArrayRef<ByteRange> Bytes, Align Alignment,
+                                     bool CheckWindow, Value *Cond) {
+  IRBuilder<> IRB(InsertBefore);
+  IRB.SetCurrentDebugLocation(Loc);
+  if (CheckWindow) {
+    Value *InWindow = inWindow(IRB, Addr);
+    Cond = Cond ? IRB.CreateAnd(Cond, InWindow) : InWindow;
+  }
+  if (Cond)
+    IRB.SetInsertPoint(
+        SplitBlockAndInsertIfThen(Cond, InsertBefore, /*Unreachable=*/false));
+  Value *Shadow = shadowAddress(IRB, Addr);
+  MDNode *NoSanitize = MDNode::get(F.getContext(), {});
+  for (const ByteRange &Range : Bytes) {
+    Value *Ptr = Range.Offset ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow,
+                                                       Range.Offset)
+                              : Shadow;
+    Align A = commonAlignment(Alignment, Range.Offset);
+    Instruction *Mark;
+    if (Range.Size <= 16 && isPowerOf2_64(Range.Size)) {
+      unsigned Bits = Range.Size * 8;
+      Mark = IRB.CreateAlignedStore(
+          IRB.getInt(APInt::getSplat(Bits, APInt(8, DirtyByte))), Ptr, A);
+    } else {
+      Mark = IRB.CreateMemSet(Ptr, IRB.getInt8(DirtyByte), Range.Size, A);
+    }
+    Mark->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Pass and plugin
+//===----------------------------------------------------------------------===//
+
+/// Marks a function as instrumented, so that running the pass again (the plugin
+/// given twice) adds nothing.
+constexpr StringLiteral InstrumentedAttr = "midway-instrumented";
+
+/// Functions the pass leaves alone: the runtime's (compiled without the pass
+/// anyway; this keeps them exact if they are not), naked functions (their body
+/// is asm; code added there would run without a frame), functions asking for no
+/// instrumentation, and functions it already instrumented.
+bool isExempt(const Function &F) {
+  return isRuntimeFunction(F) || F.hasFnAttribute(Attribute::Naked) ||
+         F.hasFnAttribute(Attribute::DisableSanitizerInstrumentation) ||
+         F.hasFnAttribute(InstrumentedAttr);
+}
+
+/// `-stats` in a release libLLVM prints only "Statistics are disabled" at exit.
+/// Midway's counters register with libLLVM's statistics registry whenever
+/// statistics are enabled, so clang's -print-stats and -save-stats, which print
+/// the registry themselves, list them; for -stats the pass prints the registry,
+/// in LLVM's format, at the end of its run.
+void printStatisticsForStatsOption() {
+  if (!AreStatisticsEnabled())
+    return;
+  StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+  auto It = Options.find("stats");
+  if (It == Options.end() || !It->second->getNumOccurrences())
+    return;
+  PrintStatistics(*CreateInfoOutputFile());
+}
+
+class MidwayInstrumentPass : public PassInfoMixin<MidwayInstrumentPass> {
+public:
+  PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM) {
+    if (!ClInstrument)
+      return PreservedAnalyses::all();
+    // The window ends above 1 TiB and the shadow is 16 TiB above it.
+    if (unsigned Bits = M.getDataLayout().getPointerSizeInBits(); Bits != 64) {
+      M.getContext().emitError(
+          "midway: shared memory needs 64-bit pointers; '" +
+          M.getTargetTriple() + "' has " + Twine(Bits) + "-bit pointers");
+      return PreservedAnalyses::all();
+    }
+    FunctionAnalysisManager &FAM =
+        MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+    ModuleInstrumenter MI(M);
+    bool Changed = false;
+    for (Function &F : M) {
+      if (F.isDeclaration() || isExempt(F))
+        continue;
+      if (FunctionInstrumenter(MI, F, FAM).run())
+        FAM.invalidate(F, PreservedAnalyses::none());
+      F.addFnAttr(InstrumentedAttr);
+      Changed = true;
+    }
+    printStatisticsForStatsOption();
+    return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
+  }
+
+  // optnone functions (all of them at -O0) need their marks too.
+  static bool isRequired() { return true; }
+
+  // The pipeline name, so that -print-pipeline-passes output parses back.
+  static StringRef name() { return "midway-instrument"; }
+};
+
+} // namespace
+
+extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
+  return {LLVM_PLUGIN_API_VERSION, "MidwayInstrument", "0.1",
+          [](PassBuilder &PB) {
+            // Last in the optimizer pipeline, at -O0 too: after vectorization
+            // and the passes that delete, merge or widen stores.
+            PB.registerOptimizerLastEPCallback(
+                [](ModulePassManager &MPM, OptimizationLevel) {
+                  MPM.addPass(MidwayInstrumentPass());
+                });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, ModulePassManager &MPM,
+                   ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "midway-instrument")
+                    return false;
+                  MPM.addPass(MidwayInstrumentPass());
+                  return true;
+                });
+          }};
+}

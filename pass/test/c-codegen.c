@@ -1,0 +1,62 @@
+// What a mark costs in x86-64 code at -O2.
+// RUN: %clang_mw --target=x86_64-unknown-linux-gnu -O2 -S -o - %s | FileCheck %s
+
+#include <midway.h>
+
+MW_SHARED float A[512];
+
+// A store into an MW_SHARED array: the shadow address (one lea; the shadow offset
+// needs a register) and one extra store, no branch, no call.
+// CHECK-LABEL: shared_store:
+// CHECK-NOT:     {{j[a-z]+ |call}}
+// CHECK:         movss %xmm0, ([[BASE:%r[a-z0-9]+]],[[IDX:%r[a-z0-9]+]],4)
+// CHECK-NOT:     {{j[a-z]+ |call}}
+// CHECK:         movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
+// CHECK-NEXT:    movl $16843009, ({{%r[a-z0-9]+}},{{%r[a-z0-9]+}})
+// CHECK-NEXT:    retq
+void shared_store(int i, float v) { A[i] = v; }
+
+// A store through a float *: the window check is one subtract (lea), one
+// compare (shr) and one branch; then the mark.
+// CHECK-LABEL: arg_store:
+// CHECK:         movss %xmm0, (%rdi)
+// CHECK-NEXT:    leaq -1073741824(%rdi), [[T:%r[a-z0-9]+]]
+// CHECK-NEXT:    shrq $40, [[T]]
+// CHECK-NEXT:    jne .LBB1_2
+// CHECK-NEXT:  # %bb.1:
+// CHECK-NEXT:    movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
+// CHECK-NEXT:    movl $16843009, (%rdi,[[OFF]])
+// CHECK-NEXT:  .LBB1_2:
+// CHECK-NEXT:    retq
+void arg_store(float *p, float v) { *p = v; }
+
+// A loop over a float *: nothing inside the loops (the vector body and its
+// scalar remainder); after each, a window check and one runtime call.
+// CHECK-LABEL: loop_store:
+// CHECK:       # =>This Inner Loop Header
+// CHECK-NOT:     {{16843009|call}}
+// CHECK:         movups
+// CHECK-NOT:     {{16843009|call}}
+// CHECK:         jne .LBB2_
+// CHECK-NEXT:  # %bb.
+// CHECK-NEXT:    leaq -1073741824(%rdi), [[T:%r[a-z0-9]+]]
+// CHECK-NEXT:    cmpq {{%r[a-z0-9]+}}, [[T]]
+// CHECK-NEXT:    jae .LBB2_
+// CHECK-NOT:     16843009
+// CHECK:         callq __mw_mark_range@PLT
+// CHECK:       # =>This Inner Loop Header
+// CHECK-NOT:     {{16843009|call}}
+// CHECK:         movss
+// CHECK-NOT:     {{16843009|call}}
+// CHECK:         jne .LBB2_
+// CHECK-NEXT:  # %bb.
+// CHECK-NOT:     16843009
+// CHECK:         jae .LBB2_
+// CHECK-NOT:     16843009
+// CHECK:         callq __mw_mark_range@PLT
+// CHECK-NOT:     {{16843009|call}}
+// CHECK:       .Lfunc_end2:
+void loop_store(float *a, int n) {
+  for (int i = 0; i < n; i++)
+    a[i] = 2.0f * i;
+}

@@ -1,0 +1,71 @@
+// The omission rules on C code, at -O0 and -O2: stores to locals (escaping or
+// not), to globals outside MW_SHARED and to the C library's heap get no mark;
+// stores to MW_SHARED globals get a mark without a window check.
+// RUN: %clang_mw -O0 -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O0
+// RUN: %clang_mw -O2 -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O2
+
+#include <midway.h>
+#include <stdlib.h>
+
+MW_SHARED int shared_counter;
+static int private_counter;
+int global_counter;
+
+void use(int *);
+
+// CHECK-LABEL: define {{.*}}void @locals(
+// CHECK-NOT:     !nosanitize
+// CHECK:         ret void
+void locals(int n) {
+  int x = n;
+  int escaping[8];
+  escaping[n & 7] = x;
+  use(escaping);
+}
+
+// CHECK-LABEL: define {{.*}}void @globals(
+// CHECK-NOT:     !nosanitize
+// CHECK:         ret void
+void globals(int v) {
+  private_counter = v;
+  global_counter = v;
+}
+
+// posix_memalign's block is the C library's at any level.
+// CHECK-LABEL: define {{.*}}void @aligned_block(
+// CHECK-NOT:     !nosanitize
+// CHECK:         ret void
+void aligned_block(int n) {
+  void *block;
+  if (posix_memalign(&block, 64, 256) == 0) {
+    ((int *)block)[n & 63] = 1;
+    use(block);
+  }
+}
+
+// malloc's block is the C library's. At -O0 the pointer passes through a local
+// variable, which hides where it came from: the store is checked instead.
+// CHECK-LABEL: define {{.*}}void @heap(
+// O2-NOT:        !nosanitize
+// O0:            icmp ult
+// O0:            store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+// CHECK:         ret void
+void heap(int n) {
+  int *p = malloc(16 * sizeof *p);
+  p[n & 15] = 1;
+  use(p);
+}
+
+// CHECK-LABEL: define {{.*}}void @shared(
+// CHECK-NOT:     icmp ult
+// CHECK:         store i32 {{%.*}}, ptr @shared_counter, align 4
+// CHECK-NEXT:    store i32 16843009, ptr inttoptr (i64 add (i64 ptrtoint (ptr @shared_counter to i64), i64 17592186044416) to ptr), align 4, !nosanitize
+// CHECK-NOT:     icmp ult
+// CHECK:         ret void
+void shared(int v) { shared_counter = v; }
+
+// A pointer parameter may point anywhere: checked.
+// CHECK-LABEL: define {{.*}}void @through(
+// CHECK:         icmp ult i64 {{%.*}}, 1099511627776
+// CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+void through(int *p, int v) { *p = v; }

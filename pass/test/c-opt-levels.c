@@ -1,0 +1,30 @@
+// The plugin loads into clang at every optimization level and instruments the
+// program: the store through p is checked and marked, the local is not.
+// RUN: %clang_mw -O1 -S -emit-llvm -o - %s | FileCheck %s
+// RUN: %clang_mw -O3 -S -emit-llvm -o - %s | FileCheck %s
+// RUN: %clang_mw -Os -S -emit-llvm -o - %s | FileCheck %s
+// clang -mllvm -stats prints the pass's counters too.
+// RUN: %clang_mw -O3 -mllvm -stats -S -o /dev/null %s 2>&1 | FileCheck %s --check-prefix=STATS
+
+#include <midway.h>
+
+MW_SHARED long total;
+
+void keep(long *);
+
+// CHECK-LABEL: define {{.*}}void @accumulate(
+// CHECK-SAME:    ptr {{.*}}[[P:%[0-9]+]],
+// CHECK-NOT:     !nosanitize
+// CHECK:         store i64 {{%.*}}, ptr [[P]]
+// CHECK-NEXT:    ptrtoint ptr [[P]] to i64
+// CHECK:         icmp ult
+// CHECK:         store i64 72340172838076673, ptr {{%.*}}, align 8, !nosanitize
+// CHECK:         store i64 {{%.*}}, ptr @total
+// CHECK-NEXT:    store i64 72340172838076673, ptr inttoptr {{.*}}@total{{.*}}, align 8, !nosanitize
+// STATS: 2 midway-instrument - Number of writes instrumented with their own mark
+void accumulate(long *p, long v) {
+  long local[4] = {v, v, v, v};
+  keep(local);
+  *p = local[0] + local[3];
+  total = v;
+}

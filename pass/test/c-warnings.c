@@ -1,0 +1,47 @@
+// Clang shows the pass's warnings like its own: "warning: file:line:col: midway:
+// ..." with -g, "midway: in function ..." without; -Werror makes them errors and
+// -Wno-backend-plugin silences them.
+// RUN: %clang_mw -O0 -g -S -o /dev/null %s 2>&1 | FileCheck %s --check-prefix=LOC --implicit-check-not=warning:
+// RUN: %clang_mw -O2 -g -S -o /dev/null %s 2>&1 | FileCheck %s --check-prefix=LOC --implicit-check-not=warning:
+// RUN: %clang_mw -O2 -S -o /dev/null %s 2>&1 | FileCheck %s --check-prefix=NOLOC --implicit-check-not=warning:
+// RUN: not %clang_mw -O2 -Werror -S -o /dev/null %s 2>&1 | FileCheck %s --check-prefix=WERROR
+// RUN: %clang_mw -O2 -Wno-backend-plugin -S -o /dev/null %s 2>&1 | count 0
+
+#include <math.h>
+#include <midway.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+MW_SHARED int exponents[16];
+MW_SHARED char words[256];
+
+// LOC: warning: {{.*}}c-warnings.c:[[@LINE+2]]:43: midway: call to 'frexp' may write shared memory through argument 2, which Midway cannot mark dirty; pass it private memory and copy the result [-Wbackend-plugin]
+// NOLOC: warning: midway: in function 'mantissa': call to 'frexp' may write shared memory through argument 2, which Midway cannot mark dirty
+double mantissa(double x, int i) { return frexp(x, &exponents[i & 15]); }
+
+// A private out-parameter is fine.
+double mantissa_local(double x, int *out) {
+  int e;
+  double m = frexp(x, &e);
+  *out = e;
+  return m;
+}
+
+// LOC: warning: {{.*}}c-warnings.c:[[@LINE+2]]:33: midway: call to 'strtok' may write shared memory through argument 1
+// NOLOC: warning: midway: in function 'first_word': call to 'strtok' may write shared memory through argument 1
+char *first_word(void) { return strtok(words, " "); }
+
+// LOC: warning: {{.*}}c-warnings.c:[[@LINE+2]]:33: midway: inline asm may write shared memory through operand 1, which Midway cannot mark dirty; keep its stores to private memory
+// NOLOC: warning: midway: in function 'asm_store': inline asm may write shared memory through operand 1
+void asm_store(int *p, int v) { __asm__ volatile("movl %1, %0" : "=m"(*p) : "r"(v)); }
+
+// A compiler barrier stores nothing; printing and freeing write no shared data.
+void quiet(char *s, void *p) {
+  __asm__ volatile("" ::: "memory");
+  printf("%s\n", s);
+  fputs(s, stderr);
+  free(p);
+}
+
+// WERROR: error: midway: in function 'mantissa': call to 'frexp' {{.*}} [-Werror,-Wbackend-plugin]

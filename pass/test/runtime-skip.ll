@@ -1,0 +1,59 @@
+; The pass leaves alone: functions of the runtime (__mw_*, mw_*; the runtime is
+; compiled without the pass anyway), naked functions, functions that ask for no
+; instrumentation, and stores it emitted itself (tagged !nosanitize), so running
+; it twice changes nothing more.
+; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
+; RUN: %opt -passes=midway-instrument,midway-instrument -S %s | FileCheck %s
+
+target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
+target triple = "x86_64-unknown-linux-gnu"
+
+; CHECK-LABEL: define void @__mw_runtime_helper(
+; CHECK-NEXT:    store i32 1, ptr %p
+; CHECK-NEXT:    ret void
+define void @__mw_runtime_helper(ptr %p) {
+  store i32 1, ptr %p
+  ret void
+}
+
+; CHECK-LABEL: define void @mw_api_function(
+; CHECK-NEXT:    store i32 1, ptr %p
+; CHECK-NEXT:    ret void
+define void @mw_api_function(ptr %p) {
+  store i32 1, ptr %p
+  ret void
+}
+
+; CHECK-LABEL: define void @naked(
+; CHECK-NEXT:    store i32 1, ptr %p
+; CHECK-NEXT:    ret void
+define void @naked(ptr %p) naked {
+  store i32 1, ptr %p
+  ret void
+}
+
+; CHECK-LABEL: define void @no_instrumentation(
+; CHECK-NEXT:    store i32 1, ptr %p
+; CHECK-NEXT:    ret void
+define void @no_instrumentation(ptr %p) disable_sanitizer_instrumentation {
+  store i32 1, ptr %p
+  ret void
+}
+
+; Exactly one window check and one mark, however often the pass runs.
+; CHECK-LABEL: define void @user(
+; CHECK-NEXT:    store i32 1, ptr %p
+; CHECK-NEXT:    ptrtoint ptr %p
+; CHECK-NEXT:    sub
+; CHECK-NEXT:    icmp ult
+; CHECK-NEXT:    br i1
+; CHECK-NOT:     icmp ult
+; CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+; CHECK-NOT:     icmp ult
+; CHECK:         ret void
+define void @user(ptr %p) {
+  store i32 1, ptr %p
+  ret void
+}
+
+; CHECK: attributes #{{[0-9]+}} = { "midway-instrumented" }
