@@ -1,12 +1,14 @@
 // The public API of midway.h. Each function checks its arguments and the state of the
 // job, then hands over to the module that owns the mechanism.
 //
-// This build runs a job of one process: the transport, locks, barriers and the RC/PC
-// machinery arrive with later work, and until then their calls stop the program with
-// "not implemented yet" rather than pretend to succeed.
+// The ranks of a job find each other (bootstrap), but the transport, locks, barriers and
+// the RC/PC machinery arrive with later work; until then their calls stop the program
+// with "not implemented yet" rather than pretend to succeed.
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
-#include <initializer_list>
 
+#include "bootstrap.hpp"
 #include "dirty_map.hpp"
 #include "error.hpp"
 #include "heap.hpp"
@@ -31,15 +33,18 @@ void require_running(const char *call) {
   mw::fatal(call, "not implemented yet: %s", what);
 }
 
-// A launcher that asked for more than one process must not get a silent job of one.
-int requested_nprocs() {
-  for (const char *var : {"MW_NPROCS", "OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "SLURM_NTASKS"}) {
-    if (const char *v = std::getenv(var)) {
-      int n = std::atoi(v);
-      if (n > 1) return n;
-    }
-  }
-  return 1;
+// How long mw_init waits for every rank to arrive: MW_STARTUP_TIMEOUT seconds.
+int startup_timeout_ms() {
+  constexpr long kDefaultSeconds = 30;
+  const char *v = std::getenv("MW_STARTUP_TIMEOUT");
+  if (!v || !*v) return kDefaultSeconds * 1000;
+  char *end;
+  errno = 0;
+  long s = std::strtol(v, &end, 10);
+  if (errno != 0 || *end != '\0' || s < 1 || s > INT_MAX / 1000)
+    mw::fatal("mw_init", "MW_STARTUP_TIMEOUT=%s is not a number of seconds from 1 to %d", v,
+              INT_MAX / 1000);
+  return static_cast<int>(s * 1000);
 }
 
 }  // namespace
@@ -49,20 +54,17 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   (void)argv;
   if (g_state != JobState::kNotStarted)
     mw::fatal("mw_init", "called twice (each process joins the job once)");
-  int n = requested_nprocs();
-  if (n > 1)
-    mw::fatal("mw_init",
-              "a job of %d processes was requested, but this build of Midway runs one process "
-              "only (not implemented yet: the libfabric transport)", n);
-  mw::g_rank = 0;
-  g_nprocs = 1;
-  mw::heap::init(mw::g_rank, g_nprocs);
+  // join sets mw::g_rank as soon as it knows it, so that its own errors name the rank.
+  const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
+  g_nprocs = job.nprocs;
+  mw::heap::init(job.rank, job.nprocs);
   g_state = JobState::kRunning;
   return 0;
 }
 
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
+  mw::bootstrap::leave();
   g_state = JobState::kFinished;
 }
 

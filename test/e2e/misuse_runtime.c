@@ -38,7 +38,7 @@ int main(int argc, char **argv) {
     // AFTER: midway: mw_rank: called after mw_finalize
     return mw_rank();
   }
-  // NPROCS: midway: mw_init: a job of 4 processes was requested, but this build of Midway runs one process only
+  // NPROCS: midway: mw_init: MW_NPROCS=4 asks for a job of 4 processes, but MW_RANK and MW_JOB_DIR are not set: start the program with mwrun
   // OK: rank 0 of 1
   printf("rank 0 of 1\n");
   return 0;

@@ -1,0 +1,558 @@
+// Launching jobs: mwrun and mpirun start real processes of a Midway program (probe.c),
+// and the tests check what a user would: what the ranks print, the exit status, the
+// messages when a rank fails, and that nothing of a failed job keeps running.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string kMwrun = MIDWAY_BIN_DIR "/mwrun";
+const std::string kProbe = LAUNCH_BIN_DIR "/probe";
+const std::string kProbeBig = LAUNCH_BIN_DIR "/probe_big";          // more shared data
+const std::string kProbeVariant = LAUNCH_BIN_DIR "/probe_variant";  // other code, same data
+const std::string kBootstrapProbe = LAUNCH_BIN_DIR "/bootstrap_probe";
+
+// Every rank of a failed job must be gone this long after the job started.
+constexpr auto kStopBound = std::chrono::seconds(5);
+
+struct Result {
+  int exit_code = -1;  // 128+N if killed by signal N
+  std::string out, err;
+  Clock::duration elapsed{};
+};
+
+// Runs argv with extra environment variables, collecting its output. `started` is
+// called with its pid once it runs (to signal it from outside).
+Result run(const std::vector<std::string> &argv, const std::vector<std::string> &env = {},
+           const std::function<void(pid_t)> &started = nullptr) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0) std::abort();
+  Clock::time_point t0 = Clock::now();
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    for (const std::string &e : env) putenv(const_cast<char *>(e.c_str()));
+    std::vector<char *> args;
+    for (const std::string &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::fprintf(stderr, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  if (started) started(pid);
+  Result r;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string *sinks[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  // A safety net against a hung job: far above any bound a test asserts.
+  const Clock::time_point give_up = t0 + std::chrono::seconds(60);
+  while (open_fds > 0) {
+    int left = static_cast<int>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count());
+    if (left <= 0 || poll(fds, 2, left) == 0) {
+      kill(pid, SIGKILL);
+      r.err += "\n[test: killed after 60 s]";
+      break;
+    }
+    for (int i = 0; i < 2; i++) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[4096];
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        sinks[i]->append(buf, static_cast<size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        open_fds--;
+      }
+    }
+  }
+  int status;
+  waitpid(pid, &status, 0);
+  r.elapsed = Clock::now() - t0;
+  for (pollfd &f : fds)
+    if (f.fd >= 0) close(f.fd);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+std::vector<std::string> mwrun(int n, std::vector<std::string> rest) {
+  std::vector<std::string> argv{kMwrun, "-n", std::to_string(n)};
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  return argv;
+}
+
+std::vector<std::string> sorted_lines(const std::string &text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+std::vector<std::string> rank_lines(int n) {
+  std::vector<std::string> lines;
+  for (int r = 0; r < n; r++)
+    lines.push_back("rank " + std::to_string(r) + " of " + std::to_string(n));
+  std::sort(lines.begin(), lines.end());
+  return lines;
+}
+
+// A scratch directory for one test, removed after it.
+class LaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "mw-launch-test.XXXXXX").string();
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  std::string pids_dir() {
+    fs::path p = dir_ / "pids";
+    fs::create_directories(p);
+    return p.string();
+  }
+
+  // The pids the probe's ranks (and their children) wrote with --pids.
+  std::vector<pid_t> recorded_pids() {
+    std::vector<pid_t> pids;
+    for (const auto &e : fs::directory_iterator(dir_ / "pids")) {
+      std::ifstream in(e.path());
+      int pid = 0;
+      in >> pid;
+      if (pid > 0) pids.push_back(pid);
+    }
+    return pids;
+  }
+
+  // Processes that still run (a zombie has stopped running, whoever reaps it).
+  static std::vector<pid_t> running(const std::vector<pid_t> &pids) {
+    std::vector<pid_t> alive;
+    for (pid_t pid : pids) {
+      std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+      std::string line;
+      if (!std::getline(stat, line)) continue;
+      size_t paren = line.rfind(')');
+      if (paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z')
+        alive.push_back(pid);
+    }
+    return alive;
+  }
+
+  // Every recorded process is gone within kStopBound of the job's start (SIGKILL to a
+  // process group takes effect shortly after kill() returns, so look until the bound).
+  void expect_all_stopped(const Result &r, size_t expected_pids) {
+    std::vector<pid_t> pids = recorded_pids();
+    EXPECT_EQ(pids.size(), expected_pids) << "the ranks did not all record their pids";
+    std::vector<pid_t> alive = running(pids);
+    for (auto t = r.elapsed; !alive.empty() && t < kStopBound; t += std::chrono::milliseconds(20)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      alive = running(alive);
+    }
+    for (pid_t pid : alive) {
+      ADD_FAILURE() << "process " << pid << " of the job is still running";
+      kill(pid, SIGKILL);
+    }
+  }
+
+  fs::path dir_;
+};
+
+// ---- Ranks learn who they are ----
+
+TEST_F(LaunchTest, EveryRankLearnsItsRankAndTheJobSize) {
+  for (int n : {1, 2, 4, 8}) {
+    Result r = run(mwrun(n, {kProbe, "hello"}));
+    EXPECT_EQ(r.exit_code, 0) << "n=" << n << "\n" << r.err;
+    EXPECT_EQ(sorted_lines(r.out), rank_lines(n)) << "n=" << n;
+    EXPECT_EQ(r.err, "") << "n=" << n;
+  }
+}
+
+TEST_F(LaunchTest, WithoutALauncherTheProgramIsRankZeroOfOne) {
+  Result r = run({kProbe, "hello"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "rank 0 of 1\n");
+}
+
+TEST_F(LaunchTest, AJobSizeWithoutMwrunIsRefused) {
+  Result r = run({kProbe, "hello"}, {"MW_NPROCS=4"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("midway: mw_init: MW_NPROCS=4 asks for a job of 4 processes, but MW_RANK "
+                       "and MW_JOB_DIR are not set: start the program with mwrun"),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(LaunchTest, OptionsReachTheRanksAndTheJobDirectoryIsRemoved) {
+  Result r = run(mwrun(2, {"--model", "rc", "--provider=tcp", "--stats", kProbe, "env"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int rank = 0; rank < 2; rank++) {
+    std::string p = "rank " + std::to_string(rank) + " ";
+    EXPECT_NE(r.out.find(p + "MW_MODEL=rc\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(p + "MW_PROVIDER=tcp\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(p + "MW_STATS=table\n"), std::string::npos) << r.out;
+  }
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(r.out, m, std::regex("MW_JOB_DIR=(\\S+)"))) << r.out;
+  EXPECT_FALSE(fs::exists(m[1].str())) << "job directory " << m[1] << " left behind";
+  EXPECT_TRUE(std::regex_search(r.out, std::regex("MW_JOB_ID=\\S+"))) << r.out;
+}
+
+TEST_F(LaunchTest, AnUnknownModelInTheEnvironmentIsRefused) {
+  Result r = run({kProbe, "hello"}, {"MW_MODEL=sc"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("midway: mw_init: MW_MODEL=sc is not a consistency model: use ec"),
+            std::string::npos)
+      << r.err;
+}
+
+// ---- Exit status and failing ranks ----
+
+TEST_F(LaunchTest, TheExitCodeOfAFailingRankIsTheJobs) {
+  Result r = run(mwrun(3, {kProbe, "exit", "1", "3"}));
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("mwrun: rank 1 \\(pid [0-9]+\\) exited with status 3; stopping the job")))
+      << r.err;
+  EXPECT_LT(r.elapsed, kStopBound);
+}
+
+struct Crash {
+  const char *signal_number;
+  const char *message;
+  int exit_code;
+};
+
+// How ctest and gtest name a parameter in their output.
+void PrintTo(const Crash &c, std::ostream *os) { *os << "signal " << c.signal_number; }
+
+class CrashTest : public LaunchTest, public ::testing::WithParamInterface<Crash> {};
+
+TEST_P(CrashTest, ACrashedRankStopsTheWholeJob) {
+  const Crash &c = GetParam();
+  // Ranks 0, 2, 3 wait for rank 1 in mw_finalize; each also has a child process.
+  Result r =
+      run(mwrun(4, {kProbe, "--pids", pids_dir(), "--grandchild", "signal", "1", c.signal_number}));
+  EXPECT_EQ(r.exit_code, c.exit_code) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex(std::string("mwrun: rank 1 \\(pid [0-9]+\\) was killed by ") + c.message +
+                        "( \\(core dumped\\))?; stopping the job")))
+      << r.err;
+  EXPECT_LT(r.elapsed, kStopBound);
+  expect_all_stopped(r, 8);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, CrashTest,
+                         ::testing::Values(Crash{"9", "signal 9 \\(SIGKILL\\)", 137},
+                                           Crash{"11", "signal 11 \\(SIGSEGV\\)", 139}),
+                         [](const auto &info) {
+                           return std::string("signal") + info.param.signal_number;
+                         });
+
+TEST_F(LaunchTest, AFailingRankStopsRanksThatAreNotWaitingForIt) {
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "signal-sleep", "2", "6"}));
+  EXPECT_EQ(r.exit_code, 128 + SIGABRT) << r.err;
+  EXPECT_NE(r.err.find("was killed by signal 6 (SIGABRT)"), std::string::npos) << r.err;
+  EXPECT_LT(r.elapsed, kStopBound);
+  expect_all_stopped(r, 3);
+}
+
+TEST_F(LaunchTest, RanksThatIgnoreSigtermAreKilled) {
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "--ignore-term", "exit", "0", "1"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("mwrun: rank 0 \\(pid [0-9]+\\) exited with status 1; stopping the job")))
+      << r.err;
+  EXPECT_LT(r.elapsed, kStopBound);
+  expect_all_stopped(r, 3);
+}
+
+TEST_F(LaunchTest, ARankThatSkipsFinalizeIsReported) {
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "no-finalize", "2"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("mwrun: rank 2 \\(pid [0-9]+\\) exited with status 0 without "
+                        "calling mw_finalize, which the other ranks wait for; stopping the job")))
+      << r.err;
+  EXPECT_LT(r.elapsed, kStopBound);
+  expect_all_stopped(r, 3);
+}
+
+TEST_F(LaunchTest, ARankThatNeverArrivesIsNamedWhenStartUpTimesOut) {
+  Result r = run(mwrun(3, {kProbe, "late", "1", "30"}), {"MW_STARTUP_TIMEOUT=2"});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("midway: mw_init: timed out after 2 s waiting for rank 1 of 3 "
+                        "to reach mw_init .*\\(rank [02]\\)")))
+      << r.err;
+  EXPECT_LT(r.elapsed, std::chrono::seconds(2) + kStopBound);
+}
+
+TEST_F(LaunchTest, SigintToMwrunIsForwardedAndStopsTheJob) {
+  std::string pids = pids_dir();
+  Result r = run(mwrun(2, {kProbe, "--pids", pids, "sleep"}), {}, [&](pid_t mwrun_pid) {
+    // Once both ranks have joined (their pids are recorded), interrupt mwrun.
+    auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < deadline &&
+           std::distance(fs::directory_iterator(pids), fs::directory_iterator()) < 2)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    kill(mwrun_pid, SIGINT);
+  });
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.err;
+  EXPECT_NE(
+      r.err.find(
+          "mwrun: received signal 2 (SIGINT); forwarding it to the ranks and stopping the job"),
+      std::string::npos)
+      << r.err;
+  EXPECT_LT(r.elapsed, std::chrono::seconds(10) + kStopBound);
+  expect_all_stopped(r, 2);
+}
+
+TEST_F(LaunchTest, ATimeLimitStopsTheJob) {
+  Result r = run(mwrun(2, {"--timeout", "1", kProbe, "--pids", pids_dir(), "sleep"}));
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_NE(r.err.find("mwrun: the job ran longer than --timeout 1 s; stopping it"),
+            std::string::npos)
+      << r.err;
+  expect_all_stopped(r, 2);
+}
+
+// ---- The bootstrap as the transport uses it: put, fence, get ----
+
+// The ranks' lines of bootstrap_probe: each rank got every blob, and all agree on the
+// job's name and secret.
+void expect_one_job(const Result &r, int n, const std::string &settings) {
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> lines = sorted_lines(r.out);
+  ASSERT_EQ(lines.size(), static_cast<size_t>(n)) << r.out;
+  std::smatch first;
+  std::regex line("rank ([0-9]+) of ([0-9]+) job=(\\S+) secret=([0-9a-f]{16}) (.*)");
+  ASSERT_TRUE(std::regex_match(lines[0], first, line)) << lines[0];
+  EXPECT_NE(first[4].str(), "0000000000000000");
+  for (int rank = 0; rank < n; rank++) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(lines[rank], m, line)) << lines[rank];
+    EXPECT_EQ(m[1].str(), std::to_string(rank));
+    EXPECT_EQ(m[2].str(), std::to_string(n));
+    EXPECT_EQ(m[3].str(), first[3].str()) << "ranks disagree on the job's name";
+    EXPECT_EQ(m[4].str(), first[4].str()) << "ranks disagree on the job's secret";
+    EXPECT_EQ(m[5].str(), settings + " blobs=" + std::to_string(n) + "/" + std::to_string(n));
+  }
+}
+
+TEST_F(LaunchTest, UnderMwrunRanksExchangeBlobsAndShareTheJobsSettings) {
+  Result r = run(mwrun(3, {"--model", "pc", "--provider", "shm", kBootstrapProbe}));
+  expect_one_job(r, 3, "all_local=1 model=pc provider=shm stats=");
+}
+
+TEST_F(LaunchTest, GettingAKeyNobodyPublishedIsAnError) {
+  Result r = run(mwrun(2, {kBootstrapProbe, "missing-key"}));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(
+      r.err.find(
+          "midway: mw_init: rank 0 published nothing under \"test.nobody\" before the last fence"),
+      std::string::npos)
+      << r.err;
+}
+
+// ---- Every rank must run the same binary ----
+
+// Rank 1 runs `other`, the rest the probe.
+Result run_mixed(const std::string &other) {
+  return run(mwrun(
+      2, {"sh", "-c", "if [ \"$MW_RANK\" = 1 ]; then exec \"$1\" hello; else exec \"$0\" hello; fi",
+          kProbe, other}));
+}
+
+TEST_F(LaunchTest, RanksWithSharedDataElsewhereStopTheJob) {
+  Result r = run_mixed(kProbeBig);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err,
+      std::regex(
+          "midway: mw_init: rank 1 maps shared data at \\[0x40000000, 0x40002000\\) but rank 0 at "
+          "\\[0x40000000, 0x40001000\\): every rank must run the same mwcc-built binary "
+          "\\(rank 1 runs \\S*probe_big, rank 0 \\S*probe\\)")))
+      << r.err;
+}
+
+TEST_F(LaunchTest, RanksRunningAnotherBuildStopTheJob) {
+  Result r = run_mixed(kProbeVariant);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("midway: mw_init: rank 1 runs \\S*probe_variant \\(build-id "
+                        "[0-9a-f]+\\) but rank 0 runs \\S*probe \\(build-id [0-9a-f]+\\): "
+                        "every rank must run the same mwcc-built binary")))
+      << r.err;
+}
+
+// ---- The command line ----
+
+TEST_F(LaunchTest, HelpDocumentsEveryFlagAndVariable) {
+  Result r = run({kMwrun, "--help"});
+  EXPECT_EQ(r.exit_code, 0);
+  for (const char *s : {"-n N", "--provider", "--model", "--stats", "--stats=json:FILE",
+                        "--timeout", "MW_RANK", "MW_NPROCS", "MW_JOB_DIR", "MW_JOB_ID", "MW_SECRET",
+                        "MW_PROVIDER", "MW_MODEL", "MW_STATS", "MW_STARTUP_TIMEOUT", "mpirun"})
+    EXPECT_NE(r.out.find(s), std::string::npos) << s;
+}
+
+TEST_F(LaunchTest, UsageErrorsNameTheProblem) {
+  struct Case {
+    std::vector<std::string> args;
+    const char *message;
+  };
+  const Case cases[] = {
+      {{"-n", "2", "--bogus", kProbe}, "unknown option '--bogus'"},
+      {{kProbe}, "-n N is required"},
+      {{"-n", "0", kProbe}, "-n takes a whole number from 1 to 4096, not '0'"},
+      {{"-n", "two", kProbe}, "-n takes a whole number from 1 to 4096, not 'two'"},
+      {{"-n", "2"}, "no program to run"},
+      {{"-n", "2", "--model", "sc", kProbe}, "--model takes ec, rc or pc, not 'sc'"},
+      {{"-n", "2", "--stats=xml", kProbe}, "--stats takes table or json:FILE, not 'xml'"},
+      {{"-n", "2", "./no-such-program"},
+       "cannot run './no-such-program': No such file or directory"},
+      {{"-n", "2", "no-such-program-in-path"},
+       "cannot run 'no-such-program-in-path': no such program in PATH"},
+      {{"-n", "2", "--timeout"}, "--timeout needs a value"},
+  };
+  for (const Case &c : cases) {
+    std::vector<std::string> argv{kMwrun};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    Result r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << c.message;
+    EXPECT_NE(r.err.find(std::string("mwrun: ") + c.message), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("mwrun --help"), std::string::npos) << r.err;
+  }
+}
+
+// ---- Statistics (hand-written stats files stand in for the statistics module) ----
+
+// Each rank copies DIR/in.<rank>.json, if there is one, to MW_JOB_DIR/stats.<rank>.json.
+std::vector<std::string> stats_job(const fs::path &dir, const std::string &stats_flag) {
+  return mwrun(2, {stats_flag, "sh", "-c",
+                   "f=\"$0/in.$MW_RANK.json\"; [ ! -f \"$f\" ] || cp \"$f\" "
+                   "\"$MW_JOB_DIR/stats.$MW_RANK.json\"",
+                   dir.string()});
+}
+
+void write(const fs::path &p, const std::string &text) { std::ofstream(p) << text; }
+
+TEST_F(LaunchTest, StatsTableSumsEveryNumericFieldOverTheRanks) {
+  write(
+      dir_ / "in.0.json",
+      R"({"messages": 24, "bytes": 1048576, "lock": {"acquires": 10, "wait_ms": 1.5}, "name": "x"})");
+  write(dir_ / "in.1.json",
+        R"({"messages": 30, "bytes": 100, "lock": {"acquires": 5, "wait_ms": 0.25}})");
+  Result r = run(stats_job(dir_, "--stats"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("mwrun: statistics of 2 ranks"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("statistic +rank 0 +rank 1 +total\n"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nmessages +24 +30 +54\n"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nbytes +1048576 +100 +1048676\n"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nlock.acquires +10 +5 +15\n"))) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nlock.wait_ms +1.5 +0.25 +1.75\n"))) << r.err;
+}
+
+TEST_F(LaunchTest, StatsJsonFileCombinesTheRanks) {
+  write(dir_ / "in.0.json", R"({"messages": 24, "lock": {"acquires": 10}})");
+  write(dir_ / "in.1.json", R"({"messages": 30, "lock": {"acquires": 5}})");
+  fs::path out = dir_ / "all.json";
+  Result r = run(stats_job(dir_, "--stats=json:" + out.string()));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::stringstream text;
+  text << std::ifstream(out).rdbuf();
+  EXPECT_EQ(text.str(),
+            "{\"nprocs\": 2,\n"
+            " \"ranks\": [\n"
+            "  {\"messages\": 24, \"lock\": {\"acquires\": 10}},\n"
+            "  {\"messages\": 30, \"lock\": {\"acquires\": 5}}],\n"
+            " \"total\": {\n"
+            "  \"messages\": 54,\n"
+            "  \"lock.acquires\": 15}}\n");
+}
+
+TEST_F(LaunchTest, StatsNameTheRanksThatWroteNone) {
+  write(dir_ / "in.0.json", R"({"messages": 24})");
+  Result r = run(stats_job(dir_, "--stats"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(
+      r.err.find("mwrun: --stats: rank 1 wrote no statistics (stats.1.json in the job directory)"),
+      std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nmessages +24 +- +24\n"))) << r.err;
+}
+
+// ---- PMIx: the same program under Open MPI's mpirun ----
+
+std::vector<std::string> mpirun(int n, std::vector<std::string> rest) {
+  // As root, Open MPI needs --allow-run-as-root; on a 2-core machine, --oversubscribe.
+  std::vector<std::string> argv{"mpirun", "--allow-run-as-root", "--oversubscribe", "-n",
+                                std::to_string(n)};
+  argv.insert(argv.end(), rest.begin(), rest.end());
+  return argv;
+}
+
+bool have_mpirun() { return std::system("command -v mpirun > /dev/null 2>&1") == 0; }
+
+TEST_F(LaunchTest, UnderMpirunRanksLearnRankAndSizeThroughPmix) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  for (int n : {2, 4}) {
+    Result r = run(mpirun(n, {kProbe, "hello"}));
+    EXPECT_EQ(r.exit_code, 0) << "n=" << n << "\n" << r.err;
+    EXPECT_EQ(sorted_lines(r.out), rank_lines(n)) << "n=" << n << "\n" << r.err;
+  }
+}
+
+TEST_F(LaunchTest, UnderMpirunRanksExchangeBlobsThroughPmix) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  Result r = run(mpirun(3, {"-x", "MW_MODEL=rc", kBootstrapProbe}));
+  expect_one_job(r, 3, "all_local=1 model=rc provider= stats=");
+}
+
+TEST_F(LaunchTest, UnderMpirunARankThatNeverArrivesIsNamed) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  Result r = run(mpirun(3, {"-x", "MW_STARTUP_TIMEOUT=2", kProbe, "late", "2", "30"}));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("midway: mw_init: PMIx_Fence timed out after 2 s waiting for "
+                        "rank 2 of 3 to reach mw_init")))
+      << r.err;
+}
+
+TEST_F(LaunchTest, UnderMpirunRanksRunningAnotherBuildStopTheJob) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  // mpirun's MPMD syntax: rank 0 runs the probe, rank 1 the variant.
+  Result r = run({"mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "1", kProbe, "hello",
+                  ":", "-n", "1", kProbeVariant, "hello"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("every rank must run the same mwcc-built binary"), std::string::npos)
+      << r.err;
+}
+
+}  // namespace

@@ -1,0 +1,112 @@
+/* A Midway program whose ranks behave as a launch test asks (see launch_test.cpp):
+ *
+ *   probe [--pids DIR] [--grandchild] [--ignore-term] ACTION [ARGS]
+ *
+ *   hello               print "rank R of N", leave
+ *   env                 print what mwrun told the rank (MW_MODEL, MW_JOB_DIR, ...), leave
+ *   exit R CODE         rank R exits with CODE after mw_init; the others wait in mw_finalize
+ *   signal R SIG        rank R kills itself with SIG; the others wait in mw_finalize
+ *   signal-sleep R SIG  as signal, while the others sleep instead
+ *   sleep               every rank sleeps after mw_init (to be stopped from outside)
+ *   late R SECONDS      rank R sleeps before mw_init
+ *   no-finalize R       rank R returns from main without mw_finalize
+ *
+ *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
+ *                  DIR/child.<R>), so that a test can check that none survives
+ *   --grandchild   each rank first starts a child process that sleeps
+ *   --ignore-term  ranks ignore SIGTERM, so that only SIGKILL stops them
+ *
+ * Built with -DPROBE_SHARED_BYTES=N (shared data of another size) or -DPROBE_VARIANT
+ * (other code, same data) for the tests of ranks that run different binaries. */
+#include <midway.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#ifndef PROBE_SHARED_BYTES
+#define PROBE_SHARED_BYTES 4096
+#endif
+
+MW_SHARED char shared_data[PROBE_SHARED_BYTES];
+
+static void write_pid(const char *dir, const char *what, int rank, pid_t pid) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s.%d", dir, what, rank);
+  FILE *f = fopen(path, "w");
+  if (!f || fprintf(f, "%d\n", (int)pid) < 0 || fclose(f) != 0) {
+    perror(path);
+    exit(2);
+  }
+}
+
+static int arg_int(int argc, char **argv, int i) {
+  if (i >= argc) {
+    fprintf(stderr, "probe: %s needs more arguments\n", argv[0]);
+    exit(2);
+  }
+  return atoi(argv[i]);
+}
+
+int main(int argc, char **argv) {
+  const char *pids = NULL;
+  int grandchild = 0, i = 1;
+  for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
+    if (!strcmp(argv[i], "--pids") && i + 1 < argc)
+      pids = argv[++i];
+    else if (!strcmp(argv[i], "--grandchild"))
+      grandchild = 1;
+    else if (!strcmp(argv[i], "--ignore-term"))
+      signal(SIGTERM, SIG_IGN);
+  }
+  const char *action = i < argc ? argv[i] : "hello";
+  pid_t child = 0;
+  if (grandchild && (child = fork()) == 0) {
+    sleep(60);
+    _exit(0);
+  }
+
+  /* The rank the launcher gave, before mw_init: a rank must have recorded its pid
+   * before any other can get past mw_init and fail. */
+  const char *launcher_rank = getenv("MW_RANK") ? getenv("MW_RANK") : getenv("PMIX_RANK");
+  int early_rank = launcher_rank ? atoi(launcher_rank) : 0;
+  if (pids) {
+    write_pid(pids, "rank", early_rank, getpid());
+    if (child) write_pid(pids, "child", early_rank, child);
+  }
+  if (!strcmp(action, "late") && early_rank == arg_int(argc, argv, i + 1))
+    sleep((unsigned)arg_int(argc, argv, i + 2));
+
+  mw_init(&argc, &argv);
+  int rank = mw_rank(), nprocs = mw_nprocs();
+  shared_data[rank % PROBE_SHARED_BYTES] = 1;
+
+  if (!strcmp(action, "env")) {
+    const char *vars[] = {"MW_MODEL", "MW_PROVIDER", "MW_STATS", "MW_JOB_ID", "MW_JOB_DIR"};
+    for (size_t v = 0; v < sizeof vars / sizeof *vars; v++)
+      printf("rank %d %s=%s\n", rank, vars[v], getenv(vars[v]) ? getenv(vars[v]) : "");
+  } else if (!strcmp(action, "exit") && rank == arg_int(argc, argv, i + 1)) {
+    exit(arg_int(argc, argv, i + 2));
+  } else if (!strncmp(action, "signal", 6)) {
+    if (rank == arg_int(argc, argv, i + 1)) {
+      struct rlimit none = {0, 0};
+      setrlimit(RLIMIT_CORE, &none); /* a crash test leaves no core file behind */
+      raise(arg_int(argc, argv, i + 2));
+    } else if (!strcmp(action, "signal-sleep")) {
+      sleep(60);
+    }
+  } else if (!strcmp(action, "sleep")) {
+    sleep(60);
+  } else if (!strcmp(action, "no-finalize") && rank == arg_int(argc, argv, i + 1)) {
+    return 0;
+  }
+#ifdef PROBE_VARIANT
+  printf("variant ");
+#endif
+  printf("rank %d of %d\n", rank, nprocs);
+  fflush(stdout);
+  mw_finalize();
+  return 0;
+}

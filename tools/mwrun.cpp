@@ -1,0 +1,712 @@
+// mwrun: starts the N ranks of a Midway job on this host and waits for them.
+//
+//   mwrun -n 4 [--provider P] [--model ec|rc|pc] [--stats[=json:FILE]] [--timeout S] prog args...
+//
+// Each rank is told who it is through the environment (MW_RANK, MW_NPROCS, ...) and finds
+// its peers through files in a fresh job directory (runtime/bootstrap_files.cpp). The
+// ranks run in a process group of their own, so that mwrun can stop all of them, and
+// whatever they started, when one fails: a DSM job with a dead rank can only hang.
+//
+// mwrun blocks in sigtimedwait for the whole job: SIGCHLD, the signals it forwards and
+// its own deadlines are the only things that wake it.
+#include <ftw.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "bootstrap.hpp"
+
+extern char **environ;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int kUsageExit = 2;
+constexpr int kTimeoutExit = 124;  // as timeout(1)
+constexpr int kMaxRanks = 4096;
+// Between SIGTERM and SIGKILL when stopping the job: time for a rank to flush its output.
+constexpr auto kGrace = std::chrono::seconds(2);
+
+const char *const kHelp = R"(usage: mwrun -n N [options] PROGRAM [ARGS...]
+
+Starts N processes of PROGRAM on this host as the ranks of one Midway job, and
+returns the job's exit status: 0 if every rank exits 0; otherwise the exit code of
+the first rank to fail, or 128+N if it was killed by signal N.
+
+Options:
+  -n N, -np N, --nprocs N  number of ranks (1 to 4096)
+  --provider P             libfabric provider for the ranks' transport, e.g. shm,
+                           tcp or "tcp;ofi_rxm" (default: shm on a single host)
+  --model ec|rc|pc         consistency model for every shared datum: entry (ec, the
+                           default), release (rc) or processor (pc) consistency
+  --stats                  when every rank has exited 0, print a table of each rank's
+                           statistics and their totals (on standard error)
+  --stats=table            the same
+  --stats=json:FILE        write every rank's statistics and the totals to FILE
+  --timeout S              stop the job if it runs longer than S seconds (exit 124)
+  -h, --help               this text
+  --                       end of mwrun's options
+
+A failing rank stops the job: when a rank is killed by a signal, exits non-zero, or
+exits without calling mw_finalize while others still run, mwrun says which rank and
+why, sends SIGTERM to the other ranks, then SIGKILL 2 s later. SIGINT, SIGTERM and
+SIGHUP sent to mwrun are forwarded to the ranks, which are then stopped the same way.
+The ranks run in a process group of their own; processes they leave behind in it are
+killed when the job ends. Rank 0 reads mwrun's standard input unless that is a
+terminal; the other ranks read /dev/null.
+
+Environment of each rank (set by mwrun, read by mw_init):
+  MW_RANK, MW_NPROCS       this process's rank and the number of ranks
+  MW_JOB_DIR               a fresh directory under $TMPDIR (default /tmp), where the
+                           ranks meet; removed when the job ends
+  MW_JOB_ID                the job's name, unique on this host
+  MW_SECRET                a random 64-bit secret (16 hex digits) that the ranks check
+                           on every connection
+  MW_PROVIDER, MW_MODEL,   set from --provider, --model, --stats; without the option,
+  MW_STATS                 the value in mwrun's own environment passes through
+Read by mw_init from the environment:
+  MW_STARTUP_TIMEOUT       seconds mw_init waits for every rank to arrive (default 30)
+
+Under mpirun or srun --mpi=pmix, a Midway program finds its peers through PMIx
+instead (pass MW_MODEL and the like with mpirun -x), and the failure handling is the
+launcher's own.
+)";
+
+[[noreturn]] void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::fputs("mwrun: ", stderr);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputs("\nTry 'mwrun --help' for more information.\n", stderr);
+  std::exit(kUsageExit);
+}
+
+[[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::fputs("mwrun: ", stderr);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+  std::exit(EXIT_FAILURE);
+}
+
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void say(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::fputs("mwrun: ", stderr);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+}
+
+// ---- Command line ----
+
+struct Options {
+  int nprocs = 0;
+  std::optional<std::string> provider, model, stats;
+  int timeout_s = 0;  // 0: no limit
+  std::vector<std::string> command;
+};
+
+int parse_count(const char *flag, std::string_view v, int max) {
+  int n = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > max)
+    usage_error("%s takes a whole number from 1 to %d, not '%.*s'", flag, max,
+                static_cast<int>(v.size()), v.data());
+  return n;
+}
+
+Options parse(int argc, char **argv) {
+  Options o;
+  int i = 1;
+  // The value of option `name` (given as "name=value" or as the next argument), or
+  // nullopt if argv[i] is not that option.
+  auto value_of = [&](std::string_view arg, std::string_view name) -> std::optional<std::string> {
+    if (arg == name) {
+      if (i + 1 >= argc) usage_error("%s needs a value", std::string(name).c_str());
+      return std::string(argv[++i]);
+    }
+    if (arg.size() > name.size() && arg.substr(0, name.size()) == name && arg[name.size()] == '=')
+      return std::string(arg.substr(name.size() + 1));
+    return std::nullopt;
+  };
+  for (; i < argc; i++) {
+    std::string_view a = argv[i];
+    if (a == "--") {
+      i++;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    if (a == "-h" || a == "--help") {
+      std::fputs(kHelp, stdout);
+      std::exit(0);
+    }
+    if (auto v = value_of(a, "-n"); v) {
+      o.nprocs = parse_count("-n", *v, kMaxRanks);
+    } else if (auto v = value_of(a, "-np"); v) {
+      o.nprocs = parse_count("-np", *v, kMaxRanks);
+    } else if (auto v = value_of(a, "--nprocs"); v) {
+      o.nprocs = parse_count("--nprocs", *v, kMaxRanks);
+    } else if (auto v = value_of(a, "--provider"); v) {
+      if (v->empty()) usage_error("--provider needs a libfabric provider name, e.g. shm or tcp");
+      o.provider = *v;
+    } else if (auto v = value_of(a, "--model"); v) {
+      if (*v != "ec" && *v != "rc" && *v != "pc")
+        usage_error("--model takes ec, rc or pc, not '%s'", v->c_str());
+      o.model = *v;
+    } else if (a == "--stats") {
+      o.stats = "table";
+    } else if (a.substr(0, 8) == "--stats=") {
+      std::string s(a.substr(8));
+      if (s != "table" && !(s.rfind("json:", 0) == 0 && s.size() > 5))
+        usage_error("--stats takes table or json:FILE, not '%s'", s.c_str());
+      o.stats = s;
+    } else if (auto v = value_of(a, "--timeout"); v) {
+      o.timeout_s = parse_count("--timeout", *v, 1 << 24);
+    } else {
+      usage_error("unknown option '%s'", argv[i]);
+    }
+  }
+  for (; i < argc; i++) o.command.emplace_back(argv[i]);
+  if (o.nprocs == 0) usage_error("-n N is required: the number of ranks to start");
+  if (o.command.empty()) usage_error("no program to run");
+  return o;
+}
+
+// As execvp will: a name with a slash is a path, any other is looked up in PATH.
+// Reported before anything starts, so that a typo is a usage error, not N failures.
+void check_program(const std::string &prog) {
+  auto runnable = [](const std::string &p) {
+    struct stat st;
+    return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+  };
+  if (prog.find('/') != std::string::npos) {
+    struct stat st;
+    if (stat(prog.c_str(), &st) != 0)
+      usage_error("cannot run '%s': %s", prog.c_str(), std::strerror(errno));
+    if (!runnable(prog)) usage_error("cannot run '%s': not an executable file", prog.c_str());
+    return;
+  }
+  const char *path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');)
+    if (runnable((d.empty() ? "." : d) + "/" + prog)) return;
+  usage_error("cannot run '%s': no such program in PATH", prog.c_str());
+}
+
+// ---- The job directory ----
+
+class JobDir {
+ public:
+  JobDir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/mwrun.XXXXXX";
+    if (!mkdtemp(tmpl.data()))
+      die("cannot create the job directory %s: %s", tmpl.c_str(), std::strerror(errno));
+    path_ = tmpl;
+  }
+  ~JobDir() {
+    // Depth first, so that directories are empty when they are removed.
+    nftw(
+        path_.c_str(), [](const char *p, const struct stat *, int, FTW *) { return remove(p); }, 16,
+        FTW_DEPTH | FTW_PHYS);
+  }
+  JobDir(const JobDir &) = delete;
+  JobDir &operator=(const JobDir &) = delete;
+
+  const std::string &path() const { return path_; }
+  std::string name() const { return path_.substr(path_.rfind('/') + 1); }
+  bool has(const std::string &file) const {
+    return access((path_ + "/" + file).c_str(), F_OK) == 0;
+  }
+
+ private:
+  std::string path_;
+};
+
+uint64_t random_secret() {
+  uint64_t s = 0;
+  while (s == 0)
+    if (getrandom(&s, sizeof s, 0) != static_cast<ssize_t>(sizeof s))
+      die("getrandom of the job's secret failed: %s", std::strerror(errno));
+  return s;
+}
+
+// ---- Statistics (mwrun --stats) ----
+//
+// HOOK: the statistics module of the runtime writes MW_JOB_DIR/stats.<rank>.json when a
+// rank finishes with MW_STATS set. mwrun sums every numeric field of those files (nested
+// objects and arrays flattened to dotted names) once all ranks have exited 0.
+
+// The numeric leaves of a JSON text, in order, with dotted paths; a minimal parser
+// that accepts exactly JSON.
+class StatsParser {
+ public:
+  struct Field {
+    std::string name;
+    double value;
+    bool integral;
+  };
+
+  explicit StatsParser(std::string_view text) : s_(text) {}
+
+  // nullopt (and error() says where) if the text is not one JSON value.
+  std::optional<std::vector<Field>> parse() {
+    skip_ws();
+    if (!value("")) return std::nullopt;
+    skip_ws();
+    if (pos_ != s_.size()) {
+      fail("trailing text");
+      return std::nullopt;
+    }
+    return fields_;
+  }
+  const std::string &error() const { return error_; }
+
+ private:
+  // Records the first error; false, for `return fail(...)`.
+  bool fail(const char *what) {
+    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(pos_);
+    return false;
+  }
+  void skip_ws() {
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
+      pos_++;
+  }
+  bool eat(char c) {
+    skip_ws();
+    if (pos_ < s_.size() && s_[pos_] == c) {
+      pos_++;
+      return true;
+    }
+    return false;
+  }
+  static std::string join(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  bool value(const std::string &path) {
+    skip_ws();
+    if (pos_ >= s_.size()) return fail("unexpected end");
+    char c = s_[pos_];
+    if (c == '{') return object(path);
+    if (c == '[') return array(path);
+    if (c == '"') return string(nullptr);
+    for (std::string_view word : {"true", "false", "null"})
+      if (s_.substr(pos_, word.size()) == word) {
+        pos_ += word.size();
+        return true;
+      }
+    return number(path);
+  }
+  bool object(const std::string &path) {
+    pos_++;
+    if (eat('}')) return true;
+    do {
+      skip_ws();
+      std::string key;
+      if (pos_ >= s_.size() || s_[pos_] != '"' || !string(&key)) return fail("expected a key");
+      if (!eat(':')) return fail("expected ':'");
+      if (!value(join(path, key))) return false;
+    } while (eat(','));
+    return eat('}') || fail("expected ',' or '}'");
+  }
+  bool array(const std::string &path) {
+    pos_++;
+    if (eat(']')) return true;
+    int index = 0;
+    do {
+      if (!value(join(path, std::to_string(index++)))) return false;
+    } while (eat(','));
+    return eat(']') || fail("expected ',' or ']'");
+  }
+  bool string(std::string *out) {
+    pos_++;  // the opening quote
+    while (pos_ < s_.size() && s_[pos_] != '"') {
+      // An escape keeps the escaped character (a \uXXXX its hex digits): field names
+      // are plain ASCII in practice.
+      if (s_[pos_] == '\\' && ++pos_ >= s_.size()) break;
+      if (out) *out += s_[pos_];
+      pos_++;
+    }
+    if (pos_ >= s_.size()) return fail("unterminated string");
+    pos_++;
+    return true;
+  }
+  bool number(const std::string &path) {
+    size_t start = pos_;
+    if (pos_ < s_.size() && s_[pos_] == '-') pos_++;
+    bool integral = true;
+    while (pos_ < s_.size() && std::strchr("0123456789.eE+-", s_[pos_])) {
+      if (!std::isdigit(static_cast<unsigned char>(s_[pos_]))) integral = false;
+      pos_++;
+    }
+    double v = 0;
+    auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + pos_, v);
+    if (start == pos_ || ec != std::errc() || end != s_.data() + pos_) {
+      pos_ = start;
+      return fail("expected a value");
+    }
+    fields_.push_back({path.empty() ? "value" : path, v, integral});
+    return true;
+  }
+
+  std::string_view s_;
+  size_t pos_ = 0;
+  std::vector<Field> fields_;
+  std::string error_;
+};
+
+std::string format_number(double v, bool integral) {
+  char b[64];
+  if (integral)
+    std::snprintf(b, sizeof b, "%.0f", v);
+  else
+    std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+std::string json_string(const std::string &s) {
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') q += '\\';
+    q += c;
+  }
+  return q + '"';
+}
+
+std::optional<std::string> read_file(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Returns false if the combined statistics could not be written.
+bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
+  struct RankStats {
+    std::string text;                          // the file as the rank wrote it
+    std::map<std::string, std::string> shown;  // field -> formatted value
+  };
+  std::vector<std::optional<RankStats>> ranks(nprocs);
+  std::vector<std::string> order;                        // fields, in order of first appearance
+  std::map<std::string, std::pair<double, bool>> total;  // field -> sum, integral
+  int found = 0;
+  for (int r = 0; r < nprocs; r++) {
+    std::string file = "stats." + std::to_string(r) + ".json";
+    std::optional<std::string> text = read_file(dir.path() + "/" + file);
+    if (!text) {
+      say("--stats: rank %d wrote no statistics (%s in the job directory)", r, file.c_str());
+      continue;
+    }
+    StatsParser parser(*text);
+    std::optional<std::vector<StatsParser::Field>> fields = parser.parse();
+    if (!fields) {
+      say("--stats: rank %d's %s is not JSON (%s); left out", r, file.c_str(),
+          parser.error().c_str());
+      continue;
+    }
+    RankStats rs{*text, {}};
+    for (const StatsParser::Field &f : *fields) {
+      auto [it, fresh] = total.try_emplace(f.name, 0.0, true);
+      if (fresh) order.push_back(f.name);
+      it->second.first += f.value;
+      it->second.second = it->second.second && f.integral;
+      rs.shown[f.name] = format_number(f.value, f.integral);
+    }
+    ranks[r] = std::move(rs);
+    found++;
+  }
+  if (found == 0) return true;
+
+  if (spec == "table") {
+    std::vector<std::string> header{"statistic"};
+    for (int r = 0; r < nprocs; r++) header.push_back("rank " + std::to_string(r));
+    header.push_back("total");
+    std::vector<std::vector<std::string>> rows{header};
+    for (const std::string &name : order) {
+      std::vector<std::string> row{name};
+      for (int r = 0; r < nprocs; r++) {
+        std::string cell = "-";  // the rank has no such field, or wrote no statistics
+        if (ranks[r])
+          if (auto it = ranks[r]->shown.find(name); it != ranks[r]->shown.end()) cell = it->second;
+        row.push_back(cell);
+      }
+      row.push_back(format_number(total[name].first, total[name].second));
+      rows.push_back(std::move(row));
+    }
+    std::vector<size_t> width(header.size(), 0);
+    for (const auto &row : rows)
+      for (size_t c = 0; c < row.size(); c++) width[c] = std::max(width[c], row[c].size());
+    std::fprintf(stderr, "mwrun: statistics of %d ranks\n", nprocs);
+    for (const auto &row : rows) {
+      for (size_t c = 0; c < row.size(); c++) {
+        // Names to the left, numbers to the right.
+        if (c == 0)
+          std::fprintf(stderr, "%-*s", static_cast<int>(width[c]), row[c].c_str());
+        else
+          std::fprintf(stderr, "  %*s", static_cast<int>(width[c]), row[c].c_str());
+      }
+      std::fputc('\n', stderr);
+    }
+    return true;
+  }
+
+  std::string out_path = spec.substr(5);  // json:FILE
+  std::ofstream out(out_path);
+  out << "{\"nprocs\": " << nprocs << ",\n \"ranks\": [";
+  for (int r = 0; r < nprocs; r++) {
+    std::string text = ranks[r] ? ranks[r]->text : "null";
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    out << (r ? ",\n  " : "\n  ") << text;
+  }
+  out << "],\n \"total\": {";
+  for (size_t i = 0; i < order.size(); i++) {
+    const auto &[sum, integral] = total[order[i]];
+    out << (i ? ",\n  " : "\n  ") << json_string(order[i]) << ": " << format_number(sum, integral);
+  }
+  out << "}}\n";
+  out.close();
+  if (!out) {
+    say("--stats: cannot write %s: %s", out_path.c_str(), std::strerror(errno));
+    return false;
+  }
+  return true;
+}
+
+// ---- Running the job ----
+
+std::string describe_signal(int sig) {
+  const char *abbrev = sigabbrev_np(sig);
+  return "signal " + std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ")" : "");
+}
+
+class Job {
+ public:
+  Job(const Options &o, const JobDir &dir, uint64_t secret)
+      : o_(o), dir_(dir), secret_(secret), pids_(o.nprocs, 0) {}
+
+  // The job's exit status.
+  int run() {
+    sigset_t wanted;
+    sigemptyset(&wanted);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&wanted, s);
+    // Blocked, so that they wait for sigtimedwait below (and none is lost between the
+    // fork of a rank and the wait); the ranks get mwrun's original mask back.
+    sigset_t original;
+    sigprocmask(SIG_BLOCK, &wanted, &original);
+    start_ranks(original);
+
+    std::optional<Clock::time_point> job_deadline;
+    if (o_.timeout_s > 0) job_deadline = Clock::now() + std::chrono::seconds(o_.timeout_s);
+    while (alive_ > 0) {
+      std::optional<Clock::time_point> deadline = stopping_ ? kill_at_ : job_deadline;
+      siginfo_t info;
+      int sig;
+      if (deadline) {
+        auto left = std::max(Clock::duration::zero(), *deadline - Clock::now());
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+        timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+        sig = sigtimedwait(&wanted, &info, &ts);
+      } else {
+        sig = sigwaitinfo(&wanted, &info);
+      }
+      if (sig < 0 && errno == EINTR) continue;
+      if (sig < 0 && errno == EAGAIN) {
+        if (stopping_) {
+          // Past the grace period: whatever is left does not get another chance.
+          killpg(pgid_, SIGKILL);
+          kill_at_.reset();
+        } else {
+          say("the job ran longer than --timeout %d s; stopping it", o_.timeout_s);
+          fail(kTimeoutExit);
+          stop(SIGTERM);
+        }
+        continue;
+      }
+      if (sig < 0) {
+        say("sigtimedwait failed: %s; killing the ranks", std::strerror(errno));
+        fail(EXIT_FAILURE);
+        killpg(pgid_, SIGKILL);
+        while (alive_ > 0 && waitpid(-pgid_, nullptr, 0) > 0) alive_--;
+        break;
+      }
+      if (sig == SIGCHLD) {
+        reap();
+      } else if (!stopping_) {
+        say("received %s; forwarding it to the ranks and stopping the job",
+            describe_signal(sig).c_str());
+        fail(128 + sig);
+        stop(sig);
+      } else {
+        killpg(pgid_, SIGKILL);  // asked again while stopping: no more grace
+      }
+    }
+    // The ranks are gone; nothing they started outlives the job.
+    if (pgid_ > 0) killpg(pgid_, SIGKILL);
+    return exit_code_;
+  }
+
+ private:
+  void start_ranks(const sigset_t &original) {
+    // mwrun's environment, with the job's variables set (MW_PROVIDER, MW_MODEL and
+    // MW_STATS pass through unless an option sets them).
+    char secret[17];
+    std::snprintf(secret, sizeof secret, "%016llx", static_cast<unsigned long long>(secret_));
+    std::vector<std::string> set{"MW_NPROCS=" + std::to_string(o_.nprocs),
+                                 "MW_JOB_DIR=" + dir_.path(), "MW_JOB_ID=" + dir_.name(),
+                                 std::string("MW_SECRET=") + secret};
+    if (o_.provider) set.push_back("MW_PROVIDER=" + *o_.provider);
+    if (o_.model) set.push_back("MW_MODEL=" + *o_.model);
+    if (o_.stats) set.push_back("MW_STATS=" + *o_.stats);
+    auto is_set = [&set](std::string_view entry) {
+      if (entry.rfind("MW_RANK=", 0) == 0) return true;
+      for (const std::string &v : set)
+        if (entry.rfind(std::string_view(v).substr(0, v.find('=') + 1), 0) == 0) return true;
+      return false;
+    };
+    std::vector<std::string> env;
+    for (char **e = environ; *e; e++)
+      if (!is_set(*e)) env.emplace_back(*e);
+    env.insert(env.end(), set.begin(), set.end());
+    env.emplace_back();  // MW_RANK, per rank
+
+    std::vector<char *> argv;
+    for (const std::string &a : o_.command) argv.push_back(const_cast<char *>(a.c_str()));
+    argv.push_back(nullptr);
+    const bool stdin_is_tty = isatty(STDIN_FILENO);
+    const pid_t mwrun = getpid();
+
+    for (int r = 0; r < o_.nprocs; r++) {
+      env.back() = "MW_RANK=" + std::to_string(r);
+      std::vector<char *> envp;
+      for (std::string &e : env) envp.push_back(e.data());
+      envp.push_back(nullptr);
+      std::fflush(nullptr);
+      pid_t pid = fork();
+      if (pid < 0) {
+        say("cannot start rank %d: fork failed: %s", r, std::strerror(errno));
+        fail(EXIT_FAILURE);
+        stop(SIGTERM);
+        return;
+      }
+      if (pid == 0) {
+        // The child of a single-threaded process: everything here is safe to call.
+        setpgid(0, pgid_);
+        // If mwrun dies (even by SIGKILL), so does the rank, rather than wait forever
+        // for peers that are gone.
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != mwrun) _exit(EXIT_FAILURE);
+        sigprocmask(SIG_SETMASK, &original, nullptr);
+        if (r != 0 || stdin_is_tty) {
+          // A rank reading the terminal from a background process group would be stopped.
+          FILE *null = std::freopen("/dev/null", "r", stdin);
+          if (!null) _exit(EXIT_FAILURE);
+        }
+        execvpe(argv[0], argv.data(), envp.data());
+        std::fprintf(stderr, "mwrun: rank %d: cannot run %s: %s\n", r, argv[0],
+                     std::strerror(errno));
+        _exit(127);
+      }
+      if (pgid_ == 0) pgid_ = pid;
+      setpgid(pid, pgid_);  // also here, so that the group exists before the next fork
+      pids_[r] = pid;
+      alive_++;
+    }
+  }
+
+  void reap() {
+    int status;
+    pid_t pid;
+    while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+      int r = 0;
+      while (r < o_.nprocs && pids_[r] != pid) r++;
+      if (r == o_.nprocs) continue;  // not a rank
+      alive_--;
+      if (stopping_) continue;  // the first failure has been reported; these follow from it
+      std::string why;
+      int code = 0;
+      if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        why = "was killed by " + describe_signal(sig) + (WCOREDUMP(status) ? " (core dumped)" : "");
+        code = 128 + sig;
+      } else if (WEXITSTATUS(status) != 0) {
+        why = "exited with status " + std::to_string(WEXITSTATUS(status));
+        code = WEXITSTATUS(status);
+      } else if (dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r)) &&
+                 !dir_.has(mw::bootstrap::files::kLeftPrefix + std::to_string(r))) {
+        why = "exited with status 0 without calling mw_finalize, which the other ranks wait for";
+        code = EXIT_FAILURE;
+      } else {
+        continue;
+      }
+      say("rank %d (pid %d) %s%s", r, static_cast<int>(pid), why.c_str(),
+          alive_ > 0 ? "; stopping the job" : "");
+      fail(code);
+      stop(SIGTERM);
+    }
+  }
+
+  void fail(int code) {
+    if (exit_code_ == 0) exit_code_ = code;
+  }
+
+  void stop(int sig) {
+    stopping_ = true;
+    if (alive_ == 0) return;
+    killpg(pgid_, sig);
+    kill_at_ = Clock::now() + kGrace;
+  }
+
+  const Options &o_;
+  const JobDir &dir_;
+  const uint64_t secret_;
+  std::vector<pid_t> pids_;  // by rank
+  int alive_ = 0;            // ranks not yet reaped
+  pid_t pgid_ = 0;           // the ranks' process group: rank 0's pid
+  bool stopping_ = false;
+  std::optional<Clock::time_point> kill_at_;  // when stopping: SIGKILL to the stragglers
+  int exit_code_ = 0;
+};
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Options o = parse(argc, argv);
+  check_program(o.command[0]);
+  int code;
+  {
+    uint64_t secret = random_secret();
+    JobDir dir;
+    code = Job(o, dir, secret).run();
+    if (code == 0 && o.stats && !report_stats(dir, o.nprocs, *o.stats)) code = EXIT_FAILURE;
+  }
+  return code;
+}
