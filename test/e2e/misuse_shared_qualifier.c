@@ -10,10 +10,10 @@
 
 MW_SHARED int fine;
 static MW_SHARED double also_fine[4];
-double *use(void) {
+int use(void) {
   static MW_SHARED int static_local_is_fine;
-  static_local_is_fine = fine;
-  return also_fine;
+  static_local_is_fine += fine;
+  return static_local_is_fine + (int)also_fine[fine & 3];
 }
 
 #ifdef CASE_LOCAL
