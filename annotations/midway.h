@@ -29,23 +29,36 @@ extern "C" {
  * address in every process of a job. `mwcc` links the section MW_SHARED_SECTION at
  * MW_WINDOW_BASE; the runtime maps the mw_malloc heap above it.
  *
- * Every byte p of the window has one dirty byte at p + MW_SHADOW_OFFSET. Compiled code
- * writes MW_DIRTY there after it stores to p; the runtime clears it when it has
- * stamped the byte's line with a timestamp (Midway's "zero the timestamp on store",
- * section 4.3, inverted so that fresh zero pages read as clean). One shadow byte per
- * data byte keeps the mark exact (no byte is ever marked that was not written, which
- * barrier coalescing depends on) and lets the compiled code mark with plain stores of
- * a constant, never a read-modify-write that could race with the runtime's service
- * thread clearing a neighbour's mark.
+ * Every byte p of the window has one dirty *bit*: bit (p & 7) of the shadow byte at
+ * (p >> 3) + MW_SHADOW_OFFSET. Compiled code sets the bits of the bytes it stores to,
+ * right after the store; the runtime clears them when it has stamped the bytes' line
+ * with a timestamp (Midway's "zero the timestamp on store", section 4.3, inverted so
+ * that fresh zero pages read as clean).
+ *
+ * Why one bit per byte: the mark is exact (no byte is ever marked that was not
+ * written, which barrier coalescing depends on), and the dirty map is an eighth of the
+ * data, so marking a streamed row or a random node costs little memory traffic (one
+ * shadow *byte* per data byte cost a Jacobi sweep 1.6x; see docs/PERFORMANCE.md).
+ *
+ * How marks are written (the concurrency contract):
+ *   - a mark covering whole shadow bytes is a plain store of 0xFF to them;
+ *   - a mark covering part of a shadow byte (or of a word of them) is a plain,
+ *     non-atomic read-modify-write OR, which may rewrite neighbouring bits unchanged;
+ *   - compiled code may touch up to 8 shadow bytes past the last byte it marks (a
+ *     word-wide OR), so the runtime keeps that much of the dirty map committed;
+ *   - the runtime clears partial shadow bytes with an atomic AND.
+ * A clear that races with the application's OR on the same shadow byte can therefore
+ * leave a cleared neighbour bit set again (a spurious mark), but can never lose the
+ * application's mark. Midway's service thread clears only bits of data whose lock it
+ * is collecting, which the application may not be writing at that moment.
  *
  * The window sits below 2 GiB so that small-code-model code reaches static shared data
- * with 32-bit displacements; the shadow sits far above it, so a shadow address is
- * always formed with a 64-bit add and never folded into a relocation.
+ * with 32-bit displacements; the dirty map sits far above it, at an offset no
+ * relocation or displacement can hold.
  * ---------------------------------------------------------------------------------- */
 #define MW_WINDOW_BASE 0x40000000ULL      /* 1 GiB                                     */
 #define MW_WINDOW_SIZE 0x10000000000ULL   /* 1 TiB of address space, reserved lazily   */
-#define MW_SHADOW_OFFSET 0x100000000000ULL /* 16 TiB: shadow(p) = p + MW_SHADOW_OFFSET  */
-#define MW_DIRTY 0x01                     /* value of a dirty byte's shadow             */
+#define MW_SHADOW_OFFSET 0x100000000000ULL /* 16 TiB: shadow(p) = (p >> 3) + offset     */
 #define MW_SHARED_SECTION "mw_shared"     /* section of static shared data             */
 
 /* Is p inside the shared window? The pass emits exactly this test (as one subtract and
@@ -54,9 +67,9 @@ static inline int mw_in_window(const void *p) {
   return (uintptr_t)p - (uintptr_t)MW_WINDOW_BASE < (uintptr_t)MW_WINDOW_SIZE;
 }
 
-/* The dirty byte of window address p. */
+/* The shadow byte holding the dirty bit of window address p; the bit is p & 7. */
 static inline unsigned char *mw_shadow(const void *p) {
-  return (unsigned char *)((uintptr_t)p + (uintptr_t)MW_SHADOW_OFFSET);
+  return (unsigned char *)(((uintptr_t)p >> 3) + (uintptr_t)MW_SHADOW_OFFSET);
 }
 
 /* Runtime entry points called by compiled code (never by hand). */

@@ -9,8 +9,9 @@
 // dirty, and the runtime ships exactly the dirty bytes at the next
 // synchronization. This pass emits those marks. The mapping from data to marks
 // is the contract in midway.h: every byte p of the window [MW_WINDOW_BASE,
-// +MW_WINDOW_SIZE) has one shadow byte at p + MW_SHADOW_OFFSET, and a mark is a
-// plain store of MW_DIRTY (0x01) there.
+// +MW_WINDOW_SIZE) has one dirty bit, bit p & 7 of the shadow byte at
+// (p >> 3) + MW_SHADOW_OFFSET. A mark covering whole shadow bytes stores 0xFF to
+// them; one covering part of a shadow byte ORs its bits in.
 //
 // The pass works on one function at a time, in three steps:
 //   * collect: every instruction that may write memory (stores, atomics, memory
@@ -149,13 +150,11 @@ ALWAYS_ENABLED_STATISTIC(NumWarnings,
 static constexpr uint64_t WindowBase = MW_WINDOW_BASE;
 static constexpr uint64_t WindowSize = MW_WINDOW_SIZE;
 static constexpr uint64_t ShadowOffset = MW_SHADOW_OFFSET;
-static constexpr uint8_t DirtyByte = MW_DIRTY;
 static constexpr StringLiteral SharedSection = MW_SHARED_SECTION;
-
-// A shadow byte is as aligned as its data byte, so a mark can use the alignment
-// of the store it follows.
-static_assert(ShadowOffset % Value::MaximumAlignment == 0,
-              "the shadow offset must preserve every IR alignment");
+// Data bytes per shadow byte (one dirty bit each).
+static constexpr uint64_t BytesPerShadowByte = 8;
+// The widest read-modify-write a mark uses; wider partial marks call the runtime.
+static constexpr unsigned MaxMarkBits = 128;
 
 namespace {
 
@@ -738,9 +737,11 @@ private:
   void markBytes(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
                  ArrayRef<ByteRange> Bytes, Align Alignment, bool CheckWindow,
                  Value *Cond = nullptr);
+  void markBits(IRBuilder<> &IRB, Value *Addr, uint64_t Size, Align Alignment);
+  void orIntoShadow(IRBuilder<> &IRB, Value *Addr, Value *Bits, unsigned NumBits,
+                    Align Alignment);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
   Value *inWindow(IRBuilder<> &IRB, Value *Addr);
-  Constant *dirtyLanes(VectorType *DataTy);
 
   ModuleInstrumenter &MI;
   Function &F;
@@ -1414,56 +1415,56 @@ void FunctionInstrumenter::instrumentMemIntrinsic(AnyMemIntrinsic *MemI,
             R == Region::Unknown);
 }
 
-/// A splat of dirty bytes with the lane layout of DataTy.
-Constant *FunctionInstrumenter::dirtyLanes(VectorType *DataTy) {
-  unsigned LaneBits = DL.getTypeSizeInBits(DataTy->getElementType());
-  Type *LaneTy = IntegerType::get(F.getContext(), LaneBits);
-  return ConstantInt::get(VectorType::get(LaneTy, DataTy->getElementCount()),
-                          APInt::getSplat(LaneBits, APInt(8, DirtyByte)));
-}
-
-/// A masked store is mirrored into the shadow by a masked store of dirty lanes.
-/// Without MW_SHARED provenance each lane is checked against the window: lanes
-/// are contiguous, and a masked-off lane may lie outside the object.
+/// A masked store marks one bit per byte of each lane it wrote: a vector of
+/// lane-wide all-ones or zeros, selected by the mask and read as one integer, is
+/// exactly that bit pattern. Without MW_SHARED provenance each lane is checked
+/// against the window: lanes are contiguous, and a masked-off lane may lie
+/// outside the object. Nothing is touched when no lane was written.
 void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II, Region R) {
-  auto *DataTy = cast<VectorType>(II->getArgOperand(0)->getType());
+  auto *DataTy = cast<FixedVectorType>(II->getArgOperand(0)->getType());
   Value *Ptr = II->getArgOperand(1);
   Align Alignment = cast<ConstantInt>(II->getArgOperand(2))->getAlignValue();
   Value *Mask = II->getArgOperand(3);
-  IRBuilder<> IRB(II->getNextNode());
+  Instruction *After = II->getNextNode();
+  IRBuilder<> IRB(After);
   IRB.SetCurrentDebugLocation(II->getDebugLoc());
+  unsigned NumLanes = DataTy->getNumElements();
+  uint64_t LaneSize = DL.getTypeStoreSize(DataTy->getElementType());
   if (R == Region::Unknown) {
-    auto *LaneAddrTy = VectorType::get(IntptrTy, DataTy->getElementCount());
-    uint64_t LaneSize = DL.getTypeStoreSize(DataTy->getElementType());
-    Value *Base = IRB.CreateVectorSplat(DataTy->getElementCount(),
-                                        IRB.CreatePtrToInt(Ptr, IntptrTy));
+    auto *LaneAddrTy = FixedVectorType::get(IntptrTy, NumLanes);
+    Value *Base = IRB.CreateVectorSplat(NumLanes, IRB.CreatePtrToInt(Ptr, IntptrTy));
     Value *Offsets = IRB.CreateMul(IRB.CreateStepVector(LaneAddrTy),
                                    ConstantInt::get(LaneAddrTy, LaneSize));
-    Value *Lanes = IRB.CreateAdd(Base, Offsets);
-    Mask = IRB.CreateAnd(Mask, inWindow(IRB, Lanes));
+    Mask = IRB.CreateAnd(Mask, inWindow(IRB, IRB.CreateAdd(Base, Offsets)));
   }
-  IRB.CreateMaskedStore(dirtyLanes(DataTy), shadowAddress(IRB, Ptr), Alignment,
-                        Mask)
-      ->setMetadata(LLVMContext::MD_nosanitize,
-                    MDNode::get(F.getContext(), {}));
+  auto *LaneBitsTy = FixedVectorType::get(IRB.getIntNTy(LaneSize), NumLanes);
+  Value *Lanes = IRB.CreateSelect(Mask, Constant::getAllOnesValue(LaneBitsTy),
+                                  Constant::getNullValue(LaneBitsTy));
+  unsigned NumBits = NumLanes * LaneSize;
+  Value *Bits = IRB.CreateBitCast(Lanes, IRB.getIntNTy(NumBits));
+  IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
+      IRB.CreateIsNotNull(Bits), After, /*Unreachable=*/false));
+  orIntoShadow(IRB, Ptr, Bits, NumBits, Alignment);
+  ++(R == Region::Unknown ? NumRangeChecked : NumDirectShared);
 }
 
-/// A scatter is mirrored by a scatter of dirty lanes to the lanes' shadows,
-/// each lane enabled only if it is in the window.
+/// A scatter writes lanes anywhere: each lane written, and in the window, is
+/// marked on its own.
 void FunctionInstrumenter::instrumentMaskedScatter(IntrinsicInst *II,
                                                    Region R) {
-  auto *DataTy = cast<VectorType>(II->getArgOperand(0)->getType());
+  auto *DataTy = cast<FixedVectorType>(II->getArgOperand(0)->getType());
   Value *Ptrs = II->getArgOperand(1);
   Align Alignment = cast<ConstantInt>(II->getArgOperand(2))->getAlignValue();
   Value *Mask = II->getArgOperand(3);
-  IRBuilder<> IRB(II->getNextNode());
-  IRB.SetCurrentDebugLocation(II->getDebugLoc());
-  if (R == Region::Unknown)
-    Mask = IRB.CreateAnd(Mask, inWindow(IRB, Ptrs));
-  IRB.CreateMaskedScatter(dirtyLanes(DataTy), shadowAddress(IRB, Ptrs),
-                          Alignment, Mask)
-      ->setMetadata(LLVMContext::MD_nosanitize,
-                    MDNode::get(F.getContext(), {}));
+  uint64_t LaneSize = DL.getTypeStoreSize(DataTy->getElementType());
+  Instruction *After = II->getNextNode();
+  for (unsigned I = 0, E = DataTy->getNumElements(); I != E; ++I) {
+    IRBuilder<> IRB(After);
+    IRB.SetCurrentDebugLocation(II->getDebugLoc());
+    markBytes(After, II->getDebugLoc(), IRB.CreateExtractElement(Ptrs, I),
+              {{0, LaneSize}}, Alignment, R == Region::Unknown,
+              IRB.CreateExtractElement(Mask, I));
+  }
 }
 
 /// The range a modelled C library call wrote, computed from its arguments and
@@ -1637,16 +1638,13 @@ void FunctionInstrumenter::instrumentLibatomicCall(const MarkedCall &C) {
 // Marks
 //===----------------------------------------------------------------------===//
 
-/// shadow(p) = p + MW_SHADOW_OFFSET, formed with an integer add (the offset
-/// never fits a relocation or an addressing mode's displacement).
+/// The shadow byte of p: (p >> 3) + MW_SHADOW_OFFSET, formed with integer
+/// arithmetic (the offset never fits a relocation or a displacement).
 Value *FunctionInstrumenter::shadowAddress(IRBuilder<> &IRB, Value *Addr) {
-  Type *AddrTy = Addr->getType();
-  Type *IntTy = AddrTy->isVectorTy()
-                    ? VectorType::get(IntptrTy, cast<VectorType>(AddrTy))
-                    : static_cast<Type *>(IntptrTy);
-  Value *Shadow = IRB.CreateAdd(IRB.CreatePtrToInt(Addr, IntTy),
-                                ConstantInt::get(IntTy, ShadowOffset));
-  return IRB.CreateIntToPtr(Shadow, AddrTy);
+  Value *Shadow = IRB.CreateAdd(
+      IRB.CreateLShr(IRB.CreatePtrToInt(Addr, IntptrTy), 3),
+      ConstantInt::get(IntptrTy, ShadowOffset));
+  return IRB.CreateIntToPtr(Shadow, PtrTy);
 }
 
 /// (uintptr_t)p - MW_WINDOW_BASE < MW_WINDOW_SIZE, as midway.h's mw_in_window:
@@ -1692,9 +1690,6 @@ void FunctionInstrumenter::markRange(Instruction *InsertBefore,
 /// Marks the given bytes at Addr before InsertBefore, if Cond holds and, when
 /// asked to check, Addr is in the window. A write stays within one object and
 /// an object is either in the window or not, so checking Addr checks them all.
-/// A mark of 1, 2, 4, 8 or 16 bytes is one integer store (what the backend
-/// makes of a small memset, and also at -O0, where it would call memset);
-/// others are a memset of the shadow.
 void FunctionInstrumenter::markBytes(Instruction *InsertBefore,
                                      const DebugLoc &Loc, Value *Addr,
                                      ArrayRef<ByteRange> Bytes, Align Alignment,
@@ -1708,23 +1703,73 @@ void FunctionInstrumenter::markBytes(Instruction *InsertBefore,
   if (Cond)
     IRB.SetInsertPoint(
         SplitBlockAndInsertIfThen(Cond, InsertBefore, /*Unreachable=*/false));
+  for (const ByteRange &Range : Bytes) {
+    Value *Ptr = Range.Offset ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Addr,
+                                                       Range.Offset)
+                              : Addr;
+    markBits(IRB, Ptr, Range.Size, commonAlignment(Alignment, Range.Offset));
+  }
+}
+
+/// Sets the dirty bits of the Size bytes at Addr. Bytes that fill whole shadow
+/// bytes (Addr 8-aligned, Size a multiple of 8) are a store of all-ones: one
+/// integer store for 1 to 16 shadow bytes (also at -O0, where a small memset
+/// would be a libc call), a memset beyond. Anything else ORs Size bits, shifted
+/// by Addr & 7, into the shadow (midway.h's contract).
+void FunctionInstrumenter::markBits(IRBuilder<> &IRB, Value *Addr,
+                                    uint64_t Size, Align Alignment) {
+  MDNode *NoSanitize = MDNode::get(F.getContext(), {});
+  if (Alignment.value() >= BytesPerShadowByte && Size % BytesPerShadowByte == 0) {
+    uint64_t ShadowBytes = Size / BytesPerShadowByte;
+    Align ShadowAlign(Alignment.value() / BytesPerShadowByte);
+    Value *Shadow = shadowAddress(IRB, Addr);
+    Instruction *Mark;
+    if (ShadowBytes <= 16 && isPowerOf2_64(ShadowBytes))
+      Mark = IRB.CreateAlignedStore(
+          Constant::getAllOnesValue(IRB.getIntNTy(ShadowBytes * 8)), Shadow,
+          ShadowAlign);
+    else
+      Mark = IRB.CreateMemSet(Shadow, IRB.getInt8(0xFF), ShadowBytes, ShadowAlign);
+    Mark->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    return;
+  }
+  if (Size + BytesPerShadowByte - 1 > MaxMarkBits) {
+    IRB.CreateCall(MI.getMarkRangeFn(), {Addr, ConstantInt::get(IntptrTy, Size)})
+        ->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    return;
+  }
+  orIntoShadow(IRB, Addr,
+               ConstantInt::get(IRB.getIntNTy(Size), APInt::getAllOnes(Size)),
+               Size, Alignment);
+}
+
+/// ORs NumBits dirty bits (Bits, bit i for byte Addr + i) into the shadow of
+/// Addr, shifted by Addr & 7, through the narrowest integer that holds the
+/// shifted bits. Every shadow byte it rewrites holds bits of the written bytes
+/// or of bytes at most 8 shadow bytes further on (midway.h keeps those
+/// committed), and OR leaves the bits it does not set as they were.
+void FunctionInstrumenter::orIntoShadow(IRBuilder<> &IRB, Value *Addr,
+                                        Value *Bits, unsigned NumBits,
+                                        Align Alignment) {
+  // Addr is a multiple of its alignment, so Addr & 7 is at most 8 - alignment.
+  uint64_t MaxShift = Alignment.value() >= BytesPerShadowByte
+                          ? 0
+                          : BytesPerShadowByte - Alignment.value();
+  unsigned Width = std::max<unsigned>(8, PowerOf2Ceil(NumBits + MaxShift));
+  IntegerType *WideTy = IRB.getIntNTy(Width);
+  Value *Mask = IRB.CreateZExt(Bits, WideTy);
+  if (MaxShift) {
+    Value *Shift = IRB.CreateAnd(IRB.CreatePtrToInt(Addr, IntptrTy),
+                                 BytesPerShadowByte - 1);
+    Mask = IRB.CreateShl(Mask, IRB.CreateZExtOrTrunc(Shift, WideTy));
+  }
   Value *Shadow = shadowAddress(IRB, Addr);
   MDNode *NoSanitize = MDNode::get(F.getContext(), {});
-  for (const ByteRange &Range : Bytes) {
-    Value *Ptr = Range.Offset ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow,
-                                                       Range.Offset)
-                              : Shadow;
-    Align A = commonAlignment(Alignment, Range.Offset);
-    Instruction *Mark;
-    if (Range.Size <= 16 && isPowerOf2_64(Range.Size)) {
-      unsigned Bits = Range.Size * 8;
-      Mark = IRB.CreateAlignedStore(
-          IRB.getInt(APInt::getSplat(Bits, APInt(8, DirtyByte))), Ptr, A);
-    } else {
-      Mark = IRB.CreateMemSet(Ptr, IRB.getInt8(DirtyByte), Range.Size, A);
-    }
-    Mark->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  }
+  LoadInst *Old = IRB.CreateAlignedLoad(WideTy, Shadow, Align(1));
+  StoreInst *New =
+      IRB.CreateAlignedStore(IRB.CreateOr(Old, Mask), Shadow, Align(1));
+  Old->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  New->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
 }
 
 //===----------------------------------------------------------------------===//

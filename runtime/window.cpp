@@ -77,6 +77,19 @@ void make_rw(uintptr_t begin, uintptr_t end, const char *what) {
                 static_cast<unsigned long>(begin), static_cast<unsigned long>(end));
 }
 
+uintptr_t shadow_of(uintptr_t p) { return reinterpret_cast<uintptr_t>(mw_shadow(reinterpret_cast<void *>(p))); }
+
+// Commits the dirty map of data [begin, end), with 8 bytes to spare past its end: a
+// mark of up to 64 bits may be one word-wide read-modify-write (midway.h), and the
+// last bytes of shared data must not put that word on an uncommitted page.
+void commit_shadow(uintptr_t begin, uintptr_t end, const char *what) {
+  if (begin >= end) return;
+  uintptr_t from = shadow_of(begin) & ~(g_page - 1);
+  uintptr_t to = std::min(round_up(shadow_of(end - 1) + 1 + 8, g_page),
+                          round_up(shadow_of(kEnd), g_page));
+  make_rw(from, to, what);
+}
+
 // Runs when the runtime library is loaded: before main, and before the program's own
 // constructors, which may already store to shared data.
 __attribute__((constructor(101))) void setup() {
@@ -93,11 +106,20 @@ __attribute__((constructor(101))) void setup() {
   g_layout.static_end = kBase + ssize;
   g_layout.heap_begin = round_up(g_layout.static_end, 1 << 21);
 
+  // A brk heap inside the window means the program was linked without mwcc's anchor at
+  // the window's end (exe_anchor.c): say so, rather than fail to reserve below.
+  uintptr_t brk = reinterpret_cast<uintptr_t>(sbrk(0));
+  if (brk >= kBase && brk < kEnd)
+    fatal("mw_init",
+          "the program's brk heap (at 0x%lx) lies inside the shared window [0x%lx, 0x%lx): "
+          "link it with mwcc, which places a marker at the window's end",
+          static_cast<unsigned long>(brk), static_cast<unsigned long>(kBase),
+          static_cast<unsigned long>(kEnd));
+
   // exec mapped the static part; the rest of the window waits for the heap.
   reserve(round_up(g_layout.static_end, g_page), kEnd, "shared window");
-  reserve(kBase + MW_SHADOW_OFFSET, kEnd + MW_SHADOW_OFFSET, "dirty map");
-  make_rw(kBase + MW_SHADOW_OFFSET, round_up(g_layout.static_end, g_page) + MW_SHADOW_OFFSET,
-          "dirty map of the static shared data");
+  reserve(shadow_of(kBase), round_up(shadow_of(kEnd), g_page), "dirty map");
+  commit_shadow(kBase, g_layout.static_end, "dirty map of the static shared data");
 }
 
 }  // namespace
@@ -108,7 +130,7 @@ size_t page_size() { return g_page; }
 
 void commit(uintptr_t begin, uintptr_t end) {
   make_rw(begin, end, "shared heap");
-  make_rw(begin + MW_SHADOW_OFFSET, end + MW_SHADOW_OFFSET, "dirty map of the shared heap");
+  commit_shadow(begin, end, "dirty map of the shared heap");
   std::lock_guard<std::mutex> lock(g_mutex);
   // Merge with the neighbours so that accessible() needs one lookup.
   auto next = g_committed.lower_bound(begin);
