@@ -155,6 +155,9 @@ static constexpr StringLiteral SharedSection = MW_SHARED_SECTION;
 static constexpr uint64_t BytesPerShadowByte = 8;
 // The widest read-modify-write a mark uses; wider partial marks call the runtime.
 static constexpr unsigned MaxMarkBits = 128;
+// The bits of a masked store's pattern marked by one OR (see
+// instrumentMaskedStore).
+static constexpr unsigned MaskedChunkBits = 32;
 
 namespace {
 
@@ -1419,7 +1422,13 @@ void FunctionInstrumenter::instrumentMemIntrinsic(AnyMemIntrinsic *MemI,
 /// lane-wide all-ones or zeros, selected by the mask and read as one integer, is
 /// exactly that bit pattern. Without MW_SHARED provenance each lane is checked
 /// against the window: lanes are contiguous, and a masked-off lane may lie
-/// outside the object. Nothing is touched when no lane was written.
+/// outside the object. So the OR starts at the first byte written, never at the
+/// store's address (whose lane may be masked off, before the object or the
+/// window, where the dirty map is not even reserved), and covers at most 32 bits
+/// of the pattern at a time: shifted by that byte's p & 7 they fit an i64, whose
+/// eight shadow bytes never reach more than 7 past the last one marked (a whole
+/// 64-byte pattern would need an i128 reaching 15 past, a 128-byte one an i256).
+/// Nothing is touched where no lane was written.
 void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II, Region R) {
   auto *DataTy = cast<FixedVectorType>(II->getArgOperand(0)->getType());
   Value *Ptr = II->getArgOperand(1);
@@ -1442,9 +1451,25 @@ void FunctionInstrumenter::instrumentMaskedStore(IntrinsicInst *II, Region R) {
                                   Constant::getNullValue(LaneBitsTy));
   unsigned NumBits = NumLanes * LaneSize;
   Value *Bits = IRB.CreateBitCast(Lanes, IRB.getIntNTy(NumBits));
-  IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
-      IRB.CreateIsNotNull(Bits), After, /*Unreachable=*/false));
-  orIntoShadow(IRB, Ptr, Bits, NumBits, Alignment);
+  // A chunk's first written byte starts a lane or the chunk.
+  Align FirstAlign = std::min(commonAlignment(Alignment, LaneSize),
+                              commonAlignment(Alignment, MaskedChunkBits));
+  for (unsigned Lo = 0; Lo < NumBits; Lo += MaskedChunkBits) {
+    unsigned N = std::min<unsigned>(MaskedChunkBits, NumBits - Lo);
+    IRB.SetInsertPoint(After);
+    Value *Chunk = Lo ? IRB.CreateLShr(Bits, Lo) : Bits;
+    if (N != NumBits)
+      Chunk = IRB.CreateTrunc(Chunk, IRB.getIntNTy(N));
+    IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
+        IRB.CreateIsNotNull(Chunk), After, /*Unreachable=*/false));
+    Value *First = IRB.CreateBinaryIntrinsic(Intrinsic::cttz, Chunk,
+                                             IRB.getTrue()); // Chunk != 0
+    Value *Offset = IRB.CreateZExt(First, IntptrTy);
+    if (Lo)
+      Offset = IRB.CreateAdd(Offset, ConstantInt::get(IntptrTy, Lo));
+    orIntoShadow(IRB, IRB.CreateGEP(IRB.getInt8Ty(), Ptr, Offset),
+                 IRB.CreateLShr(Chunk, First), N, FirstAlign);
+  }
   ++(R == Region::Unknown ? NumRangeChecked : NumDirectShared);
 }
 

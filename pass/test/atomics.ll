@@ -15,7 +15,16 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK:         store atomic i32 %v, ptr %p seq_cst, align 4
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
 ; CHECK:         icmp ult
-; CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+; CHECK:         [[B:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[BT:%.*]] = trunc i64 [[B]] to i8
+; CHECK-NEXT:    [[M:%.*]] = shl i8 15, [[BT]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[M]]
+; CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 ; NOATOMICS-LABEL:   define void @atomic_store(
 ; NOATOMICS-NEXT:      store atomic i32 %v, ptr %p seq_cst, align 4
 ; NOATOMICS-NEXT:      ret void
@@ -27,7 +36,11 @@ define void @atomic_store(ptr %p, i32 %v) {
 ; CHECK-LABEL: define i64 @rmw(
 ; CHECK:         %old = atomicrmw add ptr %p, i64 1 monotonic, align 8
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
-; CHECK:         store i64 72340172838076673, ptr {{%.*}}, align 8, !nosanitize
+; CHECK:         [[I:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 [[I]], 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 ; NOATOMICS-LABEL:   define i64 @rmw(
 ; NOATOMICS-NEXT:      atomicrmw
 ; NOATOMICS-NEXT:      ret i64
@@ -36,10 +49,14 @@ define i64 @rmw(ptr %p) {
   ret i64 %old
 }
 
-; On an MW_SHARED global the mark needs no window check.
+; On an MW_SHARED global the mark needs no window check: the 8-aligned i64 is
+; one whole shadow byte.
 ; CHECK-LABEL: define i64 @rmw_shared(
 ; CHECK:         %old = atomicrmw xchg ptr @counter, i64 7 seq_cst, align 8
-; CHECK-NEXT:    store i64 72340172838076673, ptr inttoptr (i64 add (i64 ptrtoint (ptr @counter to i64), i64 17592186044416) to ptr), align 8, !nosanitize
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @counter to i64), 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 ; CHECK-NEXT:    ret i64 %old
 define i64 @rmw_shared() {
   %old = atomicrmw xchg ptr @counter, i64 7 seq_cst, align 8
@@ -56,7 +73,17 @@ define i64 @rmw_shared() {
 ; CHECK-NEXT:    [[BOTH:%.*]] = and i1 [[OK]], [[IN]]
 ; CHECK-NEXT:    br i1 [[BOTH]], label %[[MARK:.*]], label
 ; CHECK:       [[MARK]]:
-; CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+; CHECK-NEXT:    [[I:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[B:%.*]] = and i64 [[I]], 7
+; CHECK-NEXT:    [[BT:%.*]] = trunc i64 [[B]] to i8
+; CHECK-NEXT:    [[M:%.*]] = shl i8 15, [[BT]]
+; CHECK-NEXT:    [[J:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 [[J]], 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[M]]
+; CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 define i1 @cas(ptr %p, i32 %old, i32 %new) {
   %res = cmpxchg ptr %p, i32 %old, i32 %new seq_cst seq_cst, align 4
   %ok = extractvalue { i32, i1 } %res, 1
@@ -69,7 +96,10 @@ define i1 @cas(ptr %p, i32 %old, i32 %new) {
 ; CHECK-NEXT:    [[OK:%.*]] = extractvalue { i64, i1 } %res, 1
 ; CHECK-NEXT:    br i1 [[OK]], label %[[MARK:.*]], label
 ; CHECK:       [[MARK]]:
-; CHECK-NEXT:    store i64 72340172838076673, ptr inttoptr {{.*}}, align 8, !nosanitize
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @counter to i64), 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 define i1 @cas_shared() {
   %res = cmpxchg ptr @counter, i64 0, i64 1 acquire monotonic, align 8
   %ok = extractvalue { i64, i1 } %res, 1
@@ -77,11 +107,21 @@ define i1 @cas_shared() {
 }
 
 ; Generic libatomic: __atomic_store(size, ptr, val, order) marks size bytes;
-; __atomic_compare_exchange only when it returns true; loads mark nothing.
+; __atomic_compare_exchange only when it returns true; loads mark nothing. The
+; object's alignment is not known: 32 bits shifted by p & 7 are ORed as an i64,
+; the 16 bits of __atomic_fetch_add_16 as an i32.
 ; CHECK-LABEL: define void @libatomic(
 ; CHECK:         call void @__atomic_store(i64 32, ptr %p, ptr %tmp, i32 5)
 ; CHECK-NEXT:    ptrtoint ptr %p
-; CHECK:         call void @llvm.memset.p0.i64(ptr align 1 {{%.*}}, i8 1, i64 32, i1 false), !nosanitize
+; CHECK:         [[B:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[M:%.*]] = shl i64 4294967295, [[B]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[O:%.*]] = load i64, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[N:%.*]] = or i64 [[O]], [[M]]
+; CHECK-NEXT:    store i64 [[N]], ptr [[S]], align 1, !nosanitize
 ; CHECK:         %ok = call zeroext i1 @__atomic_compare_exchange(i64 %n, ptr %p, ptr %tmp, ptr %tmp, i32 5, i32 5)
 ; CHECK-NEXT:    br i1 %ok, label %[[THEN:.*]], label
 ; CHECK:       [[THEN]]:
@@ -92,7 +132,16 @@ define i1 @cas_shared() {
 ; CHECK:         call void @__mw_mark_range(ptr %p, i64 %n), !nosanitize
 ; CHECK:         %old = call i128 @__atomic_fetch_add_16(ptr %p, i128 1, i32 5)
 ; CHECK-NEXT:    ptrtoint ptr %p
-; CHECK:         store i128 1334440654591915542993625911497130241, ptr {{%.*}}, align 1, !nosanitize
+; CHECK:         [[B16:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[B16T:%.*]] = trunc i64 [[B16]] to i32
+; CHECK-NEXT:    [[M16:%.*]] = shl i32 65535, [[B16T]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X16:%.*]] = lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    [[A16:%.*]] = add i64 [[X16]], 17592186044416
+; CHECK-NEXT:    [[S16:%.*]] = inttoptr i64 [[A16]] to ptr
+; CHECK-NEXT:    [[O16:%.*]] = load i32, ptr [[S16]], align 1, !nosanitize
+; CHECK-NEXT:    [[N16:%.*]] = or i32 [[O16]], [[M16]]
+; CHECK-NEXT:    store i32 [[N16]], ptr [[S16]], align 1, !nosanitize
 ; CHECK:         call void @__atomic_load(i64 32, ptr %p, ptr %tmp, i32 5)
 ; CHECK-NEXT:    ret void
 ; NOATOMICS-LABEL:   define void @libatomic(

@@ -5,14 +5,20 @@
 
 MW_SHARED float A[512];
 
-// A store into an MW_SHARED array: the shadow address (one lea; the shadow offset
-// needs a register) and one extra store, no branch, no call.
+// A store into an MW_SHARED array: the shadow byte's address (p >> 3, plus the
+// shadow offset, which needs a register) and its dirty bits, 15 << (p & 7), ORed
+// into it in memory; no branch, no call.
 // CHECK-LABEL: shared_store:
 // CHECK-NOT:     {{j[a-z]+ |call}}
-// CHECK:         movss %xmm0, ([[BASE:%r[a-z0-9]+]],[[IDX:%r[a-z0-9]+]],4)
+// CHECK:         leaq ([[BASE:%r[a-z0-9]+]],[[IDX:%r[a-z0-9]+]],4), [[P:%r[a-z0-9]+]]
+// CHECK-NEXT:    movss %xmm0, ([[BASE]],[[IDX]],4)
 // CHECK-NOT:     {{j[a-z]+ |call}}
-// CHECK:         movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
-// CHECK-NEXT:    movl $16843009, ({{%r[a-z0-9]+}},{{%r[a-z0-9]+}})
+// CHECK:         andb $7, %cl
+// CHECK-NEXT:    movb $15, [[M:%[a-z0-9]+]]
+// CHECK-NEXT:    shlb %cl, [[M]]
+// CHECK-NEXT:    shrq $3, [[P]]
+// CHECK-NEXT:    movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
+// CHECK-NEXT:    orb [[M]], ([[P]],[[OFF]])
 // CHECK-NEXT:    retq
 void shared_store(int i, float v) { A[i] = v; }
 
@@ -24,37 +30,43 @@ void shared_store(int i, float v) { A[i] = v; }
 // CHECK-NEXT:    shrq $40, [[T]]
 // CHECK-NEXT:    jne .LBB1_2
 // CHECK-NEXT:  # %bb.1:
+// CHECK-NEXT:    movl %edi, %ecx
+// CHECK-NEXT:    andb $7, %cl
+// CHECK-NEXT:    movb $15, [[M:%[a-z0-9]+]]
+// CHECK-NEXT:    shlb %cl, [[M]]
+// CHECK-NEXT:    shrq $3, %rdi
 // CHECK-NEXT:    movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
-// CHECK-NEXT:    movl $16843009, (%rdi,[[OFF]])
+// CHECK-NEXT:    orb [[M]], (%rdi,[[OFF]])
 // CHECK-NEXT:  .LBB1_2:
 // CHECK-NEXT:    retq
 void arg_store(float *p, float v) { *p = v; }
 
 // A loop over a float *: nothing inside the loops (the vector body and its
-// scalar remainder); after each, a window check and one runtime call.
+// scalar remainder: no shadow offset, which every inline mark materializes, and
+// no call); after each, a window check and one runtime call.
 // CHECK-LABEL: loop_store:
 // CHECK:       # =>This Inner Loop Header
-// CHECK-NOT:     {{16843009|call}}
+// CHECK-NOT:     {{17592186044416|call}}
 // CHECK:         movups
-// CHECK-NOT:     {{16843009|call}}
+// CHECK-NOT:     {{17592186044416|call}}
 // CHECK:         jne .LBB2_
 // CHECK-NEXT:  # %bb.
 // CHECK-NEXT:    leaq -1073741824(%rdi), [[T:%r[a-z0-9]+]]
 // CHECK-NEXT:    cmpq {{%r[a-z0-9]+}}, [[T]]
 // CHECK-NEXT:    jae .LBB2_
-// CHECK-NOT:     16843009
+// CHECK-NOT:     17592186044416
 // CHECK:         callq __mw_mark_range@PLT
 // CHECK:       # =>This Inner Loop Header
-// CHECK-NOT:     {{16843009|call}}
+// CHECK-NOT:     {{17592186044416|call}}
 // CHECK:         movss
-// CHECK-NOT:     {{16843009|call}}
+// CHECK-NOT:     {{17592186044416|call}}
 // CHECK:         jne .LBB2_
 // CHECK-NEXT:  # %bb.
-// CHECK-NOT:     16843009
+// CHECK-NOT:     17592186044416
 // CHECK:         jae .LBB2_
-// CHECK-NOT:     16843009
+// CHECK-NOT:     17592186044416
 // CHECK:         callq __mw_mark_range@PLT
-// CHECK-NOT:     {{16843009|call}}
+// CHECK-NOT:     {{17592186044416|call}}
 // CHECK:       .Lfunc_end2:
 void loop_store(float *a, int n) {
   for (int i = 0; i < n; i++)

@@ -15,18 +15,27 @@ MW_SHARED int counts[1024];
 
 // UNKNOWN: Unknown command line argument '-midway-loop-ranges=false'
 
+// With loop ranges, one mark after the loop: the 4096 bytes, stored 16-aligned,
+// are 512 whole shadow bytes, a memset of 0xFF.
 // RANGES-LABEL: define {{.*}}void @reset(
-// RANGES-NOT:     store i32 16843009
-// RANGES:         call void @llvm.memset.p0.i64(ptr align 16 inttoptr {{.*}}@counts{{.*}}, i8 1, i64 4096, i1 false), !nosanitize
+// RANGES-NOT:     !nosanitize
+// RANGES:         [[X:%.*]] = lshr i64 ptrtoint (ptr @counts to i64), 3
+// RANGES-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// RANGES-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// RANGES-NEXT:    call void @llvm.memset.p0.i64(ptr align 2 [[S]], i8 -1, i64 512, i1 false), !nosanitize
 // RANGES-NOT:     !nosanitize
 // RANGES:       }
 
 // The loop is not turned into a memset (n is not 0): with per-store marks, the
-// vector stores in the loop are each followed by a 16-byte mark.
+// vector stores in the loop are each followed by a 16-byte mark, two whole
+// shadow bytes.
 // NORANGES-LABEL: define {{.*}}void @reset(
-// NORANGES:       store <4 x i32>
-// NORANGES-NEXT:  ptrtoint
-// NORANGES:       store i128 1334440654591915542993625911497130241, {{.*}} !nosanitize
+// NORANGES:       store <4 x i32> {{%.*}}, ptr [[P:%.*]], align 16
+// NORANGES-NEXT:  [[I:%.*]] = ptrtoint ptr [[P]] to i64
+// NORANGES-NEXT:  [[X:%.*]] = lshr i64 [[I]], 3
+// NORANGES-NEXT:  [[A:%.*]] = add i64 [[X]], 17592186044416
+// NORANGES-NEXT:  [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// NORANGES-NEXT:  store i16 -1, ptr [[S]], align 2, !nosanitize
 
 // OFF-NOT: !nosanitize
 void reset(int n) {

@@ -48,7 +48,13 @@ void aligned_block(int n) {
 // CHECK-LABEL: define {{.*}}void @heap(
 // O2-NOT:        !nosanitize
 // O0:            icmp ult
-// O0:            store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+// O0:            [[HBITS:%.*]] = shl i8 15, {{%.*}}
+// O0:            [[HX:%.*]] = lshr i64 {{%.*}}, 3
+// O0-NEXT:       [[HA:%.*]] = add i64 [[HX]], 17592186044416
+// O0-NEXT:       [[HS:%.*]] = inttoptr i64 [[HA]] to ptr
+// O0-NEXT:       [[HO:%.*]] = load i8, ptr [[HS]], align 1, !nosanitize
+// O0-NEXT:       [[HN:%.*]] = or i8 [[HO]], [[HBITS]]
+// O0-NEXT:       store i8 [[HN]], ptr [[HS]], align 1, !nosanitize
 // CHECK:         ret void
 void heap(int n) {
   int *p = malloc(16 * sizeof *p);
@@ -59,7 +65,15 @@ void heap(int n) {
 // CHECK-LABEL: define {{.*}}void @shared(
 // CHECK-NOT:     icmp ult
 // CHECK:         store i32 {{%.*}}, ptr @shared_counter, align 4
-// CHECK-NEXT:    store i32 16843009, ptr inttoptr (i64 add (i64 ptrtoint (ptr @shared_counter to i64), i64 17592186044416) to ptr), align 4, !nosanitize
+// CHECK-NEXT:    [[BIT:%.*]] = and i64 ptrtoint (ptr @shared_counter to i64), 7
+// CHECK-NEXT:    [[BIT8:%.*]] = trunc i64 [[BIT]] to i8
+// CHECK-NEXT:    [[BITS:%.*]] = shl i8 15, [[BIT8]]
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @shared_counter to i64), 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+// CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 // CHECK-NOT:     icmp ult
 // CHECK:         ret void
 void shared(int v) { shared_counter = v; }
@@ -67,5 +81,11 @@ void shared(int v) { shared_counter = v; }
 // A pointer parameter may point anywhere: checked.
 // CHECK-LABEL: define {{.*}}void @through(
 // CHECK:         icmp ult i64 {{%.*}}, 1099511627776
-// CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+// CHECK:         [[TBITS:%.*]] = shl i8 15, {{%.*}}
+// CHECK:         [[TX:%.*]] = lshr i64 {{%.*}}, 3
+// CHECK-NEXT:    [[TA:%.*]] = add i64 [[TX]], 17592186044416
+// CHECK-NEXT:    [[TS:%.*]] = inttoptr i64 [[TA]] to ptr
+// CHECK-NEXT:    [[TO:%.*]] = load i8, ptr [[TS]], align 1, !nosanitize
+// CHECK-NEXT:    [[TN:%.*]] = or i8 [[TO]], [[TBITS]]
+// CHECK-NEXT:    store i8 [[TN]], ptr [[TS]], align 1, !nosanitize
 void through(int *p, int v) { *p = v; }

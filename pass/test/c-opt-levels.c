@@ -18,9 +18,17 @@ void keep(long *);
 // CHECK:         store i64 {{%.*}}, ptr [[P]]
 // CHECK-NEXT:    ptrtoint ptr [[P]] to i64
 // CHECK:         icmp ult
-// CHECK:         store i64 72340172838076673, ptr {{%.*}}, align 8, !nosanitize
+// An 8-aligned long is one whole shadow byte: a store of 0xFF.
+// CHECK:         [[I:%.*]] = ptrtoint ptr [[P]] to i64
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 [[I]], 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 // CHECK:         store i64 {{%.*}}, ptr @total
-// CHECK-NEXT:    store i64 72340172838076673, ptr inttoptr {{.*}}@total{{.*}}, align 8, !nosanitize
+// CHECK-NEXT:    [[TX:%.*]] = lshr i64 ptrtoint (ptr @total to i64), 3
+// CHECK-NEXT:    [[TA:%.*]] = add i64 [[TX]], 17592186044416
+// CHECK-NEXT:    [[TS:%.*]] = inttoptr i64 [[TA]] to ptr
+// CHECK-NEXT:    store i8 -1, ptr [[TS]], align 1, !nosanitize
 // STATS: 2 midway-instrument - Number of writes instrumented with their own mark
 void accumulate(long *p, long v) {
   long local[4] = {v, v, v, v};

@@ -21,7 +21,17 @@ MW_SHARED _Atomic long counter;
 // CHECK-NEXT:    ptrtoint ptr [[P]] to i64
 // CHECK-NEXT:    sub i64 {{%.*}}, 1073741824
 // CHECK-NEXT:    icmp ult i64 {{%.*}}, 1099511627776
-// CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+// A 4-aligned float: bits 15 << (p & 7), which stay within one shadow byte.
+// CHECK:         [[BIT:%.*]] = and i64 {{%.*}}, 7
+// CHECK-NEXT:    [[BITT:%.*]] = trunc i64 [[BIT]] to i8
+// CHECK-NEXT:    [[BITS:%.*]] = shl i8 15, [[BITT]]
+// CHECK-NEXT:    ptrtoint
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 {{%.*}}, 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+// CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 // CHECK-NOT:     !nosanitize
 // CHECK:         ret void
 void store_float(float *p, float v) { *p = v; }
@@ -31,32 +41,60 @@ void store_float(float *p, float v) { *p = v; }
 // O0:            getelementptr inbounds [256 x float], ptr @grid
 // CHECK:         store float {{%.*}}, ptr [[G:%.*]], align 4
 // CHECK-NEXT:    [[I:%.*]] = ptrtoint ptr [[G]] to i64
-// CHECK-NEXT:    [[S:%.*]] = add i64 [[I]], 17592186044416
+// CHECK-NEXT:    [[BIT:%.*]] = and i64 [[I]], 7
+// CHECK-NEXT:    [[BIT8:%.*]] = trunc i64 [[BIT]] to i8
+// CHECK-NEXT:    [[BITS:%.*]] = shl i8 15, [[BIT8]]
+// CHECK-NEXT:    [[I2:%.*]] = ptrtoint ptr [[G]] to i64
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 [[I2]], 3
+// CHECK-NEXT:    [[S:%.*]] = add i64 [[X]], 17592186044416
 // CHECK-NEXT:    [[SP:%.*]] = inttoptr i64 [[S]] to ptr
-// CHECK-NEXT:    store i32 16843009, ptr [[SP]], align 4, !nosanitize
+// CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[SP]], align 1, !nosanitize
+// CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    store i8 [[N]], ptr [[SP]], align 1, !nosanitize
 void store_shared(int i, float v) { grid[i] = v; }
 
-// A struct assignment is a memcpy of the whole struct, padding included.
+// A struct assignment is a memcpy of the whole struct, padding included: 24
+// 8-aligned bytes, three whole shadow bytes set to 0xFF.
 // CHECK-LABEL: define {{.*}}void @store_struct(
 // CHECK-NOT:     icmp ult
-// CHECK:         call void @llvm.memcpy.p0.p0.i64(ptr {{.*}}, i64 24, i1 false)
-// CHECK:         call void @llvm.memset.p0.i64(ptr align 8 {{%.*}}, i8 1, i64 24, i1 false), !nosanitize
+// CHECK:         call void @llvm.memcpy.p0.p0.i64(ptr {{.*}}align 8 {{.*}}[[D:%[0-9]+]], {{.*}}, i64 24, i1 false)
+// CHECK-NEXT:    [[I:%.*]] = ptrtoint ptr [[D]] to i64
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 [[I]], 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[S]], i8 -1, i64 3, i1 false), !nosanitize
 void store_struct(int i, struct particle p) { particles[i] = p; }
 
 // CHECK-LABEL: define {{.*}}void @store_vector(
 // CHECK:         store <4 x float> {{%.*}}, ptr {{%.*}}, align 16
 // CHECK:         icmp ult
-// CHECK:         store i128 1334440654591915542993625911497130241, ptr {{%.*}}, align 16, !nosanitize
+// CHECK:         [[X:%.*]] = lshr i64 {{%.*}}, 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    store i16 -1, ptr [[S]], align 2, !nosanitize
 void store_vector(float4 *p, float4 v) { *p = v; }
 
 // CHECK-LABEL: define {{.*}}void @store_unaligned(
 // CHECK:         icmp ult
-// CHECK:         {{store i32 16843009, ptr .*, align 1|call void @llvm.memset.p0.i64\(ptr align 1 .*, i8 1, i64 4, i1 false\)}}, !nosanitize
+// Four bytes at align 1: shifted by up to 7, they may reach the next shadow byte.
+// CHECK:         [[BIT:%.*]] = and i64 {{%.*}}, 7
+// CHECK-NEXT:    [[BITT:%.*]] = trunc i64 [[BIT]] to i16
+// CHECK-NEXT:    [[BITS:%.*]] = shl i16 15, [[BITT]]
+// CHECK-NEXT:    ptrtoint
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 {{%.*}}, 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[O:%.*]] = load i16, ptr [[S]], align 1, !nosanitize
+// CHECK-NEXT:    [[N:%.*]] = or i16 [[O]], [[BITS]]
+// CHECK-NEXT:    store i16 [[N]], ptr [[S]], align 1, !nosanitize
 void store_unaligned(char *p, int v) { __builtin_memcpy(p + 1, &v, sizeof v); }
 
 // CHECK-LABEL: define {{.*}}void @atomic_add(
 // CHECK:         atomicrmw add ptr @counter
-// CHECK-NEXT:    store i64 72340172838076673, ptr inttoptr (i64 add (i64 ptrtoint (ptr @counter to i64), i64 17592186044416) to ptr), align 8, !nosanitize
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @counter to i64), 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 void atomic_add(void) { atomic_fetch_add(&counter, 1); }
 
 // CHECK-LABEL: define {{.*}}i32 @cas(
@@ -65,7 +103,16 @@ void atomic_add(void) { atomic_fetch_add(&counter, 1); }
 // CHECK:         [[IN:%.*]] = icmp ult i64 {{%.*}}, 1099511627776
 // CHECK-NEXT:    [[BOTH:%.*]] = and i1 [[OK]], [[IN]]
 // CHECK-NEXT:    br i1 [[BOTH]]
-// CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+// CHECK:         [[BIT:%.*]] = and i64 {{%.*}}, 7
+// CHECK-NEXT:    [[BITT:%.*]] = trunc i64 [[BIT]] to i8
+// CHECK-NEXT:    [[BITS:%.*]] = shl i8 15, [[BITT]]
+// CHECK-NEXT:    ptrtoint
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 {{%.*}}, 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+// CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 int cas(_Atomic int *p, int old, int new) {
   return atomic_compare_exchange_strong(p, &old, new);
 }
@@ -80,5 +127,8 @@ void copy(void *d, const void *s, size_t n) { memcpy(d, s, n); }
 
 // CHECK-LABEL: define {{.*}}void @clear(
 // CHECK:         call void @llvm.memset.p0.i64(ptr {{.*}}@grid, i8 0, i64 1024, i1 false)
-// CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 16 inttoptr (i64 add (i64 ptrtoint (ptr @grid to i64), i64 17592186044416) to ptr), i8 1, i64 1024, i1 false), !nosanitize
+// CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @grid to i64), 3
+// CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+// CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 2 [[S]], i8 -1, i64 128, i1 false), !nosanitize
 void clear(void) { memset(grid, 0, sizeof grid); }

@@ -11,6 +11,7 @@ target triple = "x86_64-unknown-linux-gnu"
 
 @A = global [1024 x float] zeroinitializer, section "mw_shared", align 16
 @M = global [64 x [64 x float]] zeroinitializer, section "mw_shared", align 16
+@D = global [512 x double] zeroinitializer, section "mw_shared", align 16
 
 ; for (i = 0; i < n; i++) p[i] = v;  ->  one mark of [p, p + 4n) after the loop.
 ; CHECK-LABEL: define void @simple(
@@ -47,11 +48,13 @@ end:
   ret void
 }
 
-; An MW_SHARED array with a constant trip count: the range has a constant length,
-; so it is marked inline and without a window check.
+; An MW_SHARED array with a constant trip count: the range has a constant length
+; and needs no window check. Its start is only known to be 4-aligned (the
+; stores' alignment), so its 4096 bits may not fill whole shadow bytes, and an
+; inline OR holds at most 128: the runtime marks it.
 ; CHECK-LABEL: define void @shared_constant(
 ; CHECK:       exit:
-; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 4 inttoptr (i64 add (i64 ptrtoint (ptr @A to i64), i64 17592186044416) to ptr), i8 1, i64 4096, i1 false), !nosanitize
+; CHECK-NEXT:    call void @__mw_mark_range(ptr @A, i64 4096), !nosanitize
 ; CHECK-NEXT:    ret void
 define void @shared_constant(float %v) {
 entry:
@@ -62,6 +65,29 @@ loop:
   store float %v, ptr %addr, align 4
   %i.next = add nuw nsw i64 %i, 1
   %done = icmp eq i64 %i.next, 1024
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+
+; The same with 8-aligned stores: the 4096 bytes are 512 whole shadow bytes, one
+; inline memset of 0xFF (aligned 8 / 8).
+; CHECK-LABEL: define void @shared_constant_aligned(
+; CHECK:       exit:
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @D to i64), 3
+; CHECK-NEXT:    [[S:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[SP:%.*]] = inttoptr i64 [[S]] to ptr
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[SP]], i8 -1, i64 512, i1 false), !nosanitize
+; CHECK-NEXT:    ret void
+define void @shared_constant_aligned(double %v) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %loop ]
+  %addr = getelementptr inbounds [512 x double], ptr @D, i64 0, i64 %i
+  store double %v, ptr %addr, align 8
+  %i.next = add nuw nsw i64 %i, 1
+  %done = icmp eq i64 %i.next, 512
   br i1 %done, label %exit, label %loop
 exit:
   ret void
@@ -129,7 +155,7 @@ exit:
 ; CHECK:       inner.exit:
 ; CHECK-NOT:     !nosanitize
 ; CHECK:       exit:
-; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 4 inttoptr (i64 add (i64 ptrtoint (ptr @M to i64), i64 17592186044416) to ptr), i8 1, i64 16384, i1 false), !nosanitize
+; CHECK-NEXT:    call void @__mw_mark_range(ptr @M, i64 16384), !nosanitize
 ; CHECK-NEXT:    ret void
 define void @rows_shared(float %v) {
 entry:

@@ -140,11 +140,26 @@ define void @nobuiltin_malloc() {
 ; CHECK-NEXT:    %p = getelementptr inbounds [16 x i32], ptr @shared, i64 0, i64 %i
 ; CHECK-NEXT:    store i32 1, ptr %p
 ; CHECK-NEXT:    [[INT:%.*]] = ptrtoint ptr %p to i64
-; CHECK-NEXT:    [[SH:%.*]] = add i64 [[INT]], 17592186044416
+; CHECK-NEXT:    [[BIT:%.*]] = and i64 [[INT]], 7
+; CHECK-NEXT:    [[BIT8:%.*]] = trunc i64 [[BIT]] to i8
+; CHECK-NEXT:    [[BITS:%.*]] = shl i8 15, [[BIT8]]
+; CHECK-NEXT:    [[INT2:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[IDX:%.*]] = lshr i64 [[INT2]], 3
+; CHECK-NEXT:    [[SH:%.*]] = add i64 [[IDX]], 17592186044416
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
-; CHECK-NEXT:    store i32 16843009, ptr [[SHP]], align 4, !nosanitize
+; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
+; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    store i32 2, ptr @shared.extern
-; CHECK-NEXT:    store i32 16843009, ptr inttoptr (i64 add (i64 ptrtoint (ptr @shared.extern to i64), i64 17592186044416) to ptr), align 4, !nosanitize
+; CHECK-NEXT:    [[EBIT:%.*]] = and i64 ptrtoint (ptr @shared.extern to i64), 7
+; CHECK-NEXT:    [[EBIT8:%.*]] = trunc i64 [[EBIT]] to i8
+; CHECK-NEXT:    [[EBITS:%.*]] = shl i8 15, [[EBIT8]]
+; CHECK-NEXT:    [[EIDX:%.*]] = lshr i64 ptrtoint (ptr @shared.extern to i64), 3
+; CHECK-NEXT:    [[ESH:%.*]] = add i64 [[EIDX]], 17592186044416
+; CHECK-NEXT:    [[ESHP:%.*]] = inttoptr i64 [[ESH]] to ptr
+; CHECK-NEXT:    [[EOLD:%.*]] = load i8, ptr [[ESHP]], align 1, !nosanitize
+; CHECK-NEXT:    [[ENEW:%.*]] = or i8 [[EOLD]], [[EBITS]]
+; CHECK-NEXT:    store i8 [[ENEW]], ptr [[ESHP]], align 1, !nosanitize
 ; CHECK-NEXT:    ret void
 define void @shared_globals(i64 %i) {
   %p = getelementptr inbounds [16 x i32], ptr @shared, i64 0, i64 %i

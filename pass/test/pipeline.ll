@@ -25,7 +25,13 @@ target triple = "x86_64-unknown-linux-gnu"
 ; O2-LABEL: define void @dead_store(
 ; O2-NEXT:    store i32 %b, ptr %p, align 4
 ; O2-NEXT:    ptrtoint ptr %p
-; O2:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+; O2:         [[BITS:%.*]] = shl i8 15, {{%.*}}
+; O2:         [[X:%.*]] = lshr i64 {{%.*}}, 3
+; O2-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; O2-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; O2-NEXT:    [[OLD:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; O2-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; O2-NEXT:    store i8 [[NEW]], ptr [[S]], align 1, !nosanitize
 ; O2-NOT:     !nosanitize
 ; O2:         ret void
 

@@ -48,7 +48,13 @@ define void @no_instrumentation(ptr %p) disable_sanitizer_instrumentation {
 ; CHECK-NEXT:    icmp ult
 ; CHECK-NEXT:    br i1
 ; CHECK-NOT:     icmp ult
-; CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+; CHECK:         [[BITS:%.*]] = shl i8 15, {{%.*}}
+; CHECK:         [[X:%.*]] = lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    store i8 [[NEW]], ptr [[S]], align 1, !nosanitize
 ; CHECK-NOT:     icmp ult
 ; CHECK:         ret void
 define void @user(ptr %p) {

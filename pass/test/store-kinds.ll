@@ -1,6 +1,9 @@
 ; Every kind of store through a pointer of unknown provenance gets a window check
-; and a mark of exactly the bytes it writes, right after the store. The mark uses
-; the store's alignment (the shadow offset is a multiple of every alignment).
+; and a mark of exactly the bytes it writes, right after the store: their dirty
+; bits, bit (p & 7) of the shadow byte at (p >> 3) + 16 TiB. Bytes filling whole
+; shadow bytes (8-aligned, a multiple of 8 long) are a store of all-ones; others
+; OR their bits, shifted by p & 7, into the narrowest integer the store's alignment
+; says can hold them (a 4-aligned address has p & 7 = 0 or 4).
 ; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
@@ -14,9 +17,16 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    br i1 [[IN]], label %[[MARK:.*]], label %[[CONT:.*]]
 ; CHECK:       [[MARK]]:
 ; CHECK-NEXT:    [[INT2:%.*]] = ptrtoint ptr %p to i64
-; CHECK-NEXT:    [[SH:%.*]] = add i64 [[INT2]], 17592186044416
+; CHECK-NEXT:    [[BIT:%.*]] = and i64 [[INT2]], 7
+; CHECK-NEXT:    [[BIT8:%.*]] = trunc i64 [[BIT]] to i8
+; CHECK-NEXT:    [[BITS:%.*]] = shl i8 15, [[BIT8]]
+; CHECK-NEXT:    [[INT3:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[IDX:%.*]] = lshr i64 [[INT3]], 3
+; CHECK-NEXT:    [[SH:%.*]] = add i64 [[IDX]], 17592186044416
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
-; CHECK-NEXT:    store i32 16843009, ptr [[SHP]], align 4, !nosanitize
+; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
+; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
@@ -25,16 +35,47 @@ define void @scalar(ptr %p, float %v) {
   ret void
 }
 
-; One byte, two bytes and eight bytes are one integer store each.
+; One byte and two naturally aligned bytes OR 1 and 3 into their shadow byte;
+; eight 8-aligned bytes are the whole shadow byte, a plain store of 0xFF.
 ; CHECK-LABEL: define void @sizes(
 ; CHECK:         store i8 1, ptr %p, align 1
-; CHECK:         store i8 1, ptr {{%.*}}, align 1, !nosanitize
+; CHECK:         [[B1:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[B1T:%.*]] = trunc i64 [[B1]] to i8
+; CHECK-NEXT:    [[M1:%.*]] = shl i8 1, [[B1T]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    add i64 {{%.*}}, 17592186044416
+; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 {{%.*}} to ptr
+; CHECK-NEXT:    [[O1:%.*]] = load i8, ptr [[S1]], align 1, !nosanitize
+; CHECK-NEXT:    [[N1:%.*]] = or i8 [[O1]], [[M1]]
+; CHECK-NEXT:    store i8 [[N1]], ptr [[S1]], align 1, !nosanitize
 ; CHECK:         store i16 2, ptr %p, align 2
-; CHECK:         store i16 257, ptr {{%.*}}, align 2, !nosanitize
+; CHECK:         [[B2:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[B2T:%.*]] = trunc i64 [[B2]] to i8
+; CHECK-NEXT:    [[M2:%.*]] = shl i8 3, [[B2T]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    add i64 {{%.*}}, 17592186044416
+; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 {{%.*}} to ptr
+; CHECK-NEXT:    [[O2:%.*]] = load i8, ptr [[S2]], align 1, !nosanitize
+; CHECK-NEXT:    [[N2:%.*]] = or i8 [[O2]], [[M2]]
+; CHECK-NEXT:    store i8 [[N2]], ptr [[S2]], align 1, !nosanitize
 ; CHECK:         store ptr null, ptr %p, align 8
-; CHECK:         store i64 72340172838076673, ptr {{%.*}}, align 8, !nosanitize
+; CHECK:         br i1 %midway.in.window
+; CHECK:         [[I3:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X3:%.*]] = lshr i64 [[I3]], 3
+; CHECK-NEXT:    [[A3:%.*]] = add i64 [[X3]], 17592186044416
+; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
+; CHECK-NEXT:    store i8 -1, ptr [[S3]], align 1, !nosanitize
+; CHECK-NEXT:    br label
 ; CHECK:         store double 1.0{{.*}}, ptr %p, align 8
-; CHECK:         store i64 72340172838076673, ptr {{%.*}}, align 8, !nosanitize
+; CHECK:         br i1 %midway.in.window
+; CHECK:         [[I4:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X4:%.*]] = lshr i64 [[I4]], 3
+; CHECK-NEXT:    [[A4:%.*]] = add i64 [[X4]], 17592186044416
+; CHECK-NEXT:    [[S4:%.*]] = inttoptr i64 [[A4]] to ptr
+; CHECK-NEXT:    store i8 -1, ptr [[S4]], align 1, !nosanitize
+; CHECK-NEXT:    br label
 define void @sizes(ptr %p) {
   store i8 1, ptr %p, align 1
   store i16 2, ptr %p, align 2
@@ -43,27 +84,63 @@ define void @sizes(ptr %p) {
   ret void
 }
 
-; Vectors: 16 bytes are one i128 store; 32 bytes a memset of the shadow.
+; Vectors: 16 aligned bytes are two whole shadow bytes, one i16 store of all
+; ones (with the alignment 16 / 8); 32 bytes four, one i32 store.
 ; CHECK-LABEL: define void @vector(
 ; CHECK:         store <4 x float> %v, ptr %p, align 16
-; CHECK:         store i128 1334440654591915542993625911497130241, ptr {{%.*}}, align 16, !nosanitize
+; CHECK:         [[X1:%.*]] = lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    [[A1:%.*]] = add i64 [[X1]], 17592186044416
+; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 [[A1]] to ptr
+; CHECK-NEXT:    store i16 -1, ptr [[S1]], align 2, !nosanitize
 ; CHECK:         store <8 x float> %w, ptr %p, align 32
-; CHECK:         call void @llvm.memset.p0.i64(ptr align 32 {{%.*}}, i8 1, i64 32, i1 false), !nosanitize
+; CHECK:         [[X2:%.*]] = lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    [[A2:%.*]] = add i64 [[X2]], 17592186044416
+; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 [[A2]] to ptr
+; CHECK-NEXT:    store i32 -1, ptr [[S2]], align 4, !nosanitize
 define void @vector(ptr %p, <4 x float> %v, <8 x float> %w) {
   store <4 x float> %v, ptr %p, align 16
   store <8 x float> %w, ptr %p, align 32
   ret void
 }
 
-; Unaligned and odd-sized stores: the mark has the store's alignment and size
-; (an i24 writes 3 bytes, an x86_fp80 10).
+; Unaligned and odd-sized stores: as many bits as the store writes bytes (an i24
+; writes 3 bytes, an x86_fp80 10), shifted by p & 7 when the alignment leaves it
+; unknown. At align 1 a shift of up to 7 may carry 4 or 3 bits into the next
+; shadow byte: an i16 load/or/store. At align 16 there is no shift, but 10 bits
+; still span two shadow bytes.
 ; CHECK-LABEL: define void @unaligned(
 ; CHECK:         store i32 %x, ptr %p, align 1
-; CHECK:         store i32 16843009, ptr {{%.*}}, align 1, !nosanitize
+; CHECK:         [[B1:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[B1T:%.*]] = trunc i64 [[B1]] to i16
+; CHECK-NEXT:    [[M1:%.*]] = shl i16 15, [[B1T]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    add i64 {{%.*}}, 17592186044416
+; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 {{%.*}} to ptr
+; CHECK-NEXT:    [[O1:%.*]] = load i16, ptr [[S1]], align 1, !nosanitize
+; CHECK-NEXT:    [[N1:%.*]] = or i16 [[O1]], [[M1]]
+; CHECK-NEXT:    store i16 [[N1]], ptr [[S1]], align 1, !nosanitize
 ; CHECK:         store i24 %y, ptr %p, align 1
-; CHECK:         call void @llvm.memset.p0.i64(ptr align 1 {{%.*}}, i8 1, i64 3, i1 false), !nosanitize
+; CHECK:         [[B2:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[B2T:%.*]] = trunc i64 [[B2]] to i16
+; CHECK-NEXT:    [[M2:%.*]] = shl i16 7, [[B2T]]
+; CHECK-NEXT:    ptrtoint ptr %p to i64
+; CHECK-NEXT:    lshr i64 {{%.*}}, 3
+; CHECK-NEXT:    add i64 {{%.*}}, 17592186044416
+; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 {{%.*}} to ptr
+; CHECK-NEXT:    [[O2:%.*]] = load i16, ptr [[S2]], align 1, !nosanitize
+; CHECK-NEXT:    [[N2:%.*]] = or i16 [[O2]], [[M2]]
+; CHECK-NEXT:    store i16 [[N2]], ptr [[S2]], align 1, !nosanitize
 ; CHECK:         store x86_fp80 %z, ptr %p, align 16
-; CHECK:         call void @llvm.memset.p0.i64(ptr align 16 {{%.*}}, i8 1, i64 10, i1 false), !nosanitize
+; CHECK:         br i1 %midway.in.window
+; CHECK:         [[I3:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X3:%.*]] = lshr i64 [[I3]], 3
+; CHECK-NEXT:    [[A3:%.*]] = add i64 [[X3]], 17592186044416
+; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
+; CHECK-NEXT:    [[O3:%.*]] = load i16, ptr [[S3]], align 1, !nosanitize
+; CHECK-NEXT:    [[N3:%.*]] = or i16 [[O3]], 1023
+; CHECK-NEXT:    store i16 [[N3]], ptr [[S3]], align 1, !nosanitize
+; CHECK-NEXT:    br label
 define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
   store i32 %x, ptr %p, align 1
   store i24 %y, ptr %p, align 1
@@ -72,24 +149,63 @@ define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
 }
 
 ; An aggregate store writes its fields, not the padding between them: {i8, i32}
-; marks byte 0 and bytes 4..7, under one window check.
+; marks byte 0 (bit 1 << (p & 7)) and bytes 4..7 (bits 15 << ((p + 4) & 7)), under
+; one window check; the field's shadow is that of its own address.
 ; CHECK-LABEL: define void @aggregate(
 ; CHECK:         store { i8, i32 } %s, ptr %p, align 4
 ; CHECK-NEXT:    ptrtoint
 ; CHECK-NEXT:    sub
 ; CHECK-NEXT:    icmp ult
 ; CHECK-NEXT:    br i1
-; CHECK:         [[SHP:%.*]] = inttoptr i64 {{%.*}} to ptr
-; CHECK-NEXT:    store i8 1, ptr [[SHP]], align 4, !nosanitize
-; CHECK-NEXT:    [[F1:%.*]] = getelementptr i8, ptr [[SHP]], i64 4
-; CHECK-NEXT:    store i32 16843009, ptr [[F1]], align 4, !nosanitize
+; CHECK:         [[P0:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[B0:%.*]] = and i64 [[P0]], 7
+; CHECK-NEXT:    [[B0T:%.*]] = trunc i64 [[B0]] to i8
+; CHECK-NEXT:    [[M0:%.*]] = shl i8 1, [[B0T]]
+; CHECK-NEXT:    [[Q0:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X0:%.*]] = lshr i64 [[Q0]], 3
+; CHECK-NEXT:    [[A0:%.*]] = add i64 [[X0]], 17592186044416
+; CHECK-NEXT:    [[S0:%.*]] = inttoptr i64 [[A0]] to ptr
+; CHECK-NEXT:    [[O0:%.*]] = load i8, ptr [[S0]], align 1, !nosanitize
+; CHECK-NEXT:    [[N0:%.*]] = or i8 [[O0]], [[M0]]
+; CHECK-NEXT:    store i8 [[N0]], ptr [[S0]], align 1, !nosanitize
+; CHECK-NEXT:    [[F1:%.*]] = getelementptr i8, ptr %p, i64 4
+; CHECK-NEXT:    [[P1:%.*]] = ptrtoint ptr [[F1]] to i64
+; CHECK-NEXT:    [[B1:%.*]] = and i64 [[P1]], 7
+; CHECK-NEXT:    [[B1T:%.*]] = trunc i64 [[B1]] to i8
+; CHECK-NEXT:    [[M1:%.*]] = shl i8 15, [[B1T]]
+; CHECK-NEXT:    [[Q1:%.*]] = ptrtoint ptr [[F1]] to i64
+; CHECK-NEXT:    [[X1:%.*]] = lshr i64 [[Q1]], 3
+; CHECK-NEXT:    [[A1:%.*]] = add i64 [[X1]], 17592186044416
+; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 [[A1]] to ptr
+; CHECK-NEXT:    [[O1:%.*]] = load i8, ptr [[S1]], align 1, !nosanitize
+; CHECK-NEXT:    [[N1:%.*]] = or i8 [[O1]], [[M1]]
+; CHECK-NEXT:    store i8 [[N1]], ptr [[S1]], align 1, !nosanitize
 ; CHECK-NEXT:    br label
-; An array of padded structs: [2 x {i32, i8}] marks 0..4 and 8..12.
+; An array of padded structs: [2 x {i32, i8}] marks 0..4 and 8..12: five bits
+; each, which at align 4 (a shift of 0 or 4) may span two shadow bytes.
 ; CHECK:         store [2 x { i32, i8 }] %a, ptr %p, align 4
-; CHECK:         [[SHA:%.*]] = inttoptr i64 {{%.*}} to ptr
-; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 4 [[SHA]], i8 1, i64 5, i1 false), !nosanitize
-; CHECK-NEXT:    [[E1:%.*]] = getelementptr i8, ptr [[SHA]], i64 8
-; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 4 [[E1]], i8 1, i64 5, i1 false), !nosanitize
+; CHECK:         [[B2:%.*]] = and i64 {{%.*}}, 7
+; CHECK-NEXT:    [[B2T:%.*]] = trunc i64 [[B2]] to i16
+; CHECK-NEXT:    [[M2:%.*]] = shl i16 31, [[B2T]]
+; CHECK-NEXT:    [[Q2:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[X2:%.*]] = lshr i64 [[Q2]], 3
+; CHECK-NEXT:    [[A2:%.*]] = add i64 [[X2]], 17592186044416
+; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 [[A2]] to ptr
+; CHECK-NEXT:    [[O2:%.*]] = load i16, ptr [[S2]], align 1, !nosanitize
+; CHECK-NEXT:    [[N2:%.*]] = or i16 [[O2]], [[M2]]
+; CHECK-NEXT:    store i16 [[N2]], ptr [[S2]], align 1, !nosanitize
+; CHECK-NEXT:    [[E1:%.*]] = getelementptr i8, ptr %p, i64 8
+; CHECK-NEXT:    [[P3:%.*]] = ptrtoint ptr [[E1]] to i64
+; CHECK-NEXT:    [[B3:%.*]] = and i64 [[P3]], 7
+; CHECK-NEXT:    [[B3T:%.*]] = trunc i64 [[B3]] to i16
+; CHECK-NEXT:    [[M3:%.*]] = shl i16 31, [[B3T]]
+; CHECK-NEXT:    [[Q3:%.*]] = ptrtoint ptr [[E1]] to i64
+; CHECK-NEXT:    [[X3:%.*]] = lshr i64 [[Q3]], 3
+; CHECK-NEXT:    [[A3:%.*]] = add i64 [[X3]], 17592186044416
+; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
+; CHECK-NEXT:    [[O3:%.*]] = load i16, ptr [[S3]], align 1, !nosanitize
+; CHECK-NEXT:    [[N3:%.*]] = or i16 [[O3]], [[M3]]
+; CHECK-NEXT:    store i16 [[N3]], ptr [[S3]], align 1, !nosanitize
 ; CHECK-NEXT:    br label
 define void @aggregate(ptr %p, { i8, i32 } %s, [2 x { i32, i8 }] %a) {
   store { i8, i32 } %s, ptr %p, align 4
@@ -100,7 +216,10 @@ define void @aggregate(ptr %p, { i8, i32 } %s, [2 x { i32, i8 }] %a) {
 ; Volatile stores are marked like any other.
 ; CHECK-LABEL: define void @volatile(
 ; CHECK:         store volatile i32 0, ptr %p, align 4
-; CHECK:         store i32 16843009, ptr {{%.*}}, align 4, !nosanitize
+; CHECK:         [[M:%.*]] = shl i8 15, {{%.*}}
+; CHECK:         [[O:%.*]] = load i8, ptr [[S:%.*]], align 1, !nosanitize
+; CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[M]]
+; CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 define void @volatile(ptr %p) {
   store volatile i32 0, ptr %p, align 4
   ret void

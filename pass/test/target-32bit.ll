@@ -1,4 +1,4 @@
-; The window ends above 1 TiB and its shadow lies 16 TiB higher: a target with
+; The window ends above 1 TiB and its dirty map lies above 16 TiB: a target with
 ; 32-bit pointers cannot have them, and the pass says so instead of emitting
 ; truncated addresses.
 ; RUN: not %opt -passes=midway-instrument -S %s -o /dev/null 2>&1 | FileCheck %s
