@@ -166,6 +166,56 @@ size_t mw_dirty_count(const void *addr, size_t len);
 /* Mark [addr, addr+len) clean; the range must lie in the window. */
 void mw_dirty_clear(const void *addr, size_t len);
 
+/* ------------------------------------------------------------------------------------
+ * Statistics (additions to the fixed API): what this rank sent, received, acquired and
+ * waited for, and how long the program's phases took (Midway's Table 1: input transfer,
+ * compute, output transfer, megabytes moved, messages).
+ *
+ * Counting is always on and costs an atomic increment. Reporting is chosen at launch:
+ *   mwrun --stats              a table of every rank and the totals, on standard error
+ *   mwrun --stats=json:FILE    every rank's figures and the totals, as JSON, in FILE
+ *   MW_STATS=json:PATH         under mpirun or srun (mpirun -x MW_STATS=json:PATH) or
+ *                              with no launcher: each rank writes PATH.<rank>.json
+ * at mw_finalize. Figures count from mw_init (once every rank has joined) or from the
+ * last mw_stats_reset. Bytes are "payload" (shared data carried) or "protocol" (headers
+ * and bookkeeping); sent and received count every kind of message.
+ * ---------------------------------------------------------------------------------- */
+typedef struct mw_stats {
+  uint64_t msgs_sent, msgs_received;
+  uint64_t payload_bytes_sent, payload_bytes_received;
+  uint64_t protocol_bytes_sent, protocol_bytes_received;
+  uint64_t lock_acquires_local;  /* the lock was cached here: no message          */
+  uint64_t lock_acquires_remote; /* the lock came from another rank               */
+  uint64_t barrier_crossings;
+  uint64_t page_faults;          /* RC/PC pages fetched on first touch            */
+  uint64_t rejected_messages;    /* malformed or unauthenticated, dropped         */
+  double elapsed_seconds;        /* since mw_init or the last mw_stats_reset      */
+  double acquire_wait_seconds;   /* blocked in mw_acquire                         */
+  double barrier_wait_seconds;   /* blocked in mw_barrier                         */
+  double fault_wait_seconds;     /* blocked while a page fault was serviced       */
+} mw_stats_t;
+
+/* This rank's figures so far, totals over every kind of message. */
+void mw_stats_get(mw_stats_t *out);
+/* Set this rank's figures to zero and restart its elapsed time, e.g. after start-up
+ * work that the figures should leave out. Running phases go on, from zero. */
+void mw_stats_reset(void);
+
+/* Phases: named intervals of the program, reported as phase.<name>.seconds.
+ *
+ *     mw_phase_begin("input");   ...fetch the matrices...   mw_phase_end("input");
+ *     mw_phase_begin("compute"); ...multiply...             mw_phase_end("compute");
+ *
+ * A name is 1 to 63 letters, digits, '_' or '-'; a program names at most 32 phases.
+ * Phases of different names may overlap or nest; a phase run again adds to its time.
+ * Beginning a running phase, ending one that is not running, or reaching mw_finalize
+ * with a phase still running stops the program with an error naming the phase. */
+void mw_phase_begin(const char *name);
+void mw_phase_end(const char *name);
+/* Seconds spent in the phase so far, a running phase up to now; an error if no phase
+ * of that name has begun. */
+double mw_phase_seconds(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

@@ -13,6 +13,7 @@
 #include "error.hpp"
 #include "heap.hpp"
 #include "midway.h"
+#include "stats.hpp"
 #include "window.hpp"
 
 #define MW_EXPORT extern "C" __attribute__((visibility("default")))
@@ -58,12 +59,14 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
+  mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
   return 0;
 }
 
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
+  mw::stats::finish("mw_finalize");
   mw::bootstrap::leave();
   g_state = JobState::kFinished;
 }
@@ -100,6 +103,51 @@ MW_EXPORT size_t mw_dirty_count(const void *addr, size_t len) {
 }
 
 MW_EXPORT void mw_dirty_clear(const void *addr, size_t len) { mw::dirty::clear(addr, len); }
+
+MW_EXPORT void mw_stats_get(mw_stats_t *out) {
+  require_running("mw_stats_get");
+  if (!out) mw::fatal("mw_stats_get", "out is NULL: pass the address of an mw_stats_t");
+  const mw::stats::Snapshot s = mw::stats::snapshot();
+  const mw::stats::Traffic sent = s.total_sent(), received = s.total_received();
+  auto seconds = [](uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
+  auto wait = [&](mw::stats::Wait w) { return seconds(s.wait_ns[static_cast<size_t>(w)]); };
+  *out = mw_stats_t{};
+  out->msgs_sent = sent.msgs;
+  out->msgs_received = received.msgs;
+  out->payload_bytes_sent = sent.payload_bytes;
+  out->payload_bytes_received = received.payload_bytes;
+  out->protocol_bytes_sent = sent.protocol_bytes;
+  out->protocol_bytes_received = received.protocol_bytes;
+  out->lock_acquires_local = s.lock_acquires_local;
+  out->lock_acquires_remote = s.lock_acquires_remote;
+  out->barrier_crossings = s.barrier_crossings;
+  out->page_faults = s.page_faults;
+  out->rejected_messages = s.rejected_messages;
+  out->elapsed_seconds = seconds(s.elapsed_ns);
+  out->acquire_wait_seconds = wait(mw::stats::Wait::Acquire);
+  out->barrier_wait_seconds = wait(mw::stats::Wait::Barrier);
+  out->fault_wait_seconds = wait(mw::stats::Wait::Fault);
+}
+
+MW_EXPORT void mw_stats_reset(void) {
+  require_running("mw_stats_reset");
+  mw::stats::reset();
+}
+
+MW_EXPORT void mw_phase_begin(const char *name) {
+  require_running("mw_phase_begin");
+  mw::stats::phase_begin("mw_phase_begin", name);
+}
+
+MW_EXPORT void mw_phase_end(const char *name) {
+  require_running("mw_phase_end");
+  mw::stats::phase_end("mw_phase_end", name);
+}
+
+MW_EXPORT double mw_phase_seconds(const char *name) {
+  require_running("mw_phase_seconds");
+  return mw::stats::phase_seconds("mw_phase_seconds", name);
+}
 
 // ---- Arriving with entry consistency, and with release/processor consistency ----
 

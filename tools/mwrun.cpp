@@ -2,6 +2,9 @@
 //
 //   mwrun -n 4 [--provider P] [--model ec|rc|pc] [--stats[=json:FILE]] [--timeout S] prog args...
 //
+// With --stats it also gathers the statistics each rank leaves in the job directory
+// (runtime/stats.hpp) and prints them as a table, or writes them as one JSON file.
+//
 // Each rank is told who it is through the environment (MW_RANK, MW_NPROCS, ...) and finds
 // its peers through files in a fresh job directory (runtime/bootstrap_files.cpp). The
 // ranks run in a process group of their own, so that mwrun can stop all of them, and
@@ -28,12 +31,14 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "stats.hpp"
 
 extern char **environ;
 
@@ -60,9 +65,13 @@ Options:
   --model ec|rc|pc         consistency model for every shared datum: entry (ec, the
                            default), release (rc) or processor (pc) consistency
   --stats                  when every rank has exited 0, print a table of each rank's
-                           statistics and their totals (on standard error)
+                           statistics and their totals on standard error: messages,
+                           MB of payload (shared data) and of protocol, lock acquires
+                           (local/remote), barriers, faults, time waiting, and the
+                           phases the program marked (mw_phase_begin/mw_phase_end)
   --stats=table            the same
-  --stats=json:FILE        write every rank's statistics and the totals to FILE
+  --stats=json:FILE        write every rank's statistics and the totals to FILE, as
+                           {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
   --timeout S              stop the job if it runs longer than S seconds (exit 124)
   -h, --help               this text
   --                       end of mwrun's options
@@ -89,7 +98,8 @@ Read by mw_init from the environment:
 
 Under mpirun or srun --mpi=pmix, a Midway program finds its peers through PMIx
 instead (pass MW_MODEL and the like with mpirun -x), and the failure handling is the
-launcher's own.
+launcher's own. There is no mwrun to combine statistics: with
+"mpirun -x MW_STATS=json:PATH", each rank writes its own to PATH.<rank>.json.
 )";
 
 [[noreturn]] void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -260,9 +270,12 @@ uint64_t random_secret() {
 
 // ---- Statistics (mwrun --stats) ----
 //
-// HOOK: the statistics module of the runtime writes MW_JOB_DIR/stats.<rank>.json when a
-// rank finishes with MW_STATS set. mwrun sums every numeric field of those files (nested
-// objects and arrays flattened to dotted names) once all ranks have exited 0.
+// Each rank's statistics module (runtime/stats.hpp) writes MW_JOB_DIR/stats.<rank>.json
+// at mw_finalize when MW_STATS is set: one flat JSON object of numbers. Once every rank
+// has exited 0, mwrun reads them back (any JSON: nested objects and arrays flatten to
+// dotted names) and either prints tables on standard error or writes one JSON document.
+// Totals sum each field over the ranks, except elapsed time, where the job's is the
+// longest rank's.
 
 // The numeric leaves of a JSON text, in order, with dotted paths; a minimal parser
 // that accepts exactly JSON.
@@ -388,7 +401,13 @@ std::string format_number(double v, bool integral) {
   if (integral)
     std::snprintf(b, sizeof b, "%.0f", v);
   else
-    std::snprintf(b, sizeof b, "%.6g", v);
+    std::snprintf(b, sizeof b, "%.10g", v);
+  return b;
+}
+
+std::string fixed3(double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f", v);
   return b;
 }
 
@@ -409,18 +428,50 @@ std::optional<std::string> read_file(const std::string &path) {
   return ss.str();
 }
 
-// Returns false if the combined statistics could not be written.
-bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
-  struct RankStats {
-    std::string text;                          // the file as the rank wrote it
-    std::map<std::string, std::string> shown;  // field -> formatted value
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+struct Value {
+  double v = 0;
+  bool integral = true;
+};
+
+// Every rank's statistics, and their totals.
+struct JobStats {
+  struct Rank {
+    std::string text;                    // the file as the rank wrote it
+    std::map<std::string, Value> field;  // flattened name -> value
   };
-  std::vector<std::optional<RankStats>> ranks(nprocs);
-  std::vector<std::string> order;                        // fields, in order of first appearance
-  std::map<std::string, std::pair<double, bool>> total;  // field -> sum, integral
-  int found = 0;
+  int nprocs = 0;
+  std::vector<std::optional<Rank>> ranks;  // nullopt: the rank wrote none (or not JSON)
+  std::vector<std::string> order;          // field names, in order of first appearance
+  std::map<std::string, Value> total;
+
+  // The rank's value of field, if it has it.
+  std::optional<double> get(int rank, const std::string &name) const {
+    if (!ranks[rank]) return std::nullopt;
+    auto it = ranks[rank]->field.find(name);
+    if (it == ranks[rank]->field.end()) return std::nullopt;
+    return it->second.v;
+  }
+  double sum(const std::string &name) const {
+    auto it = total.find(name);
+    return it == total.end() ? 0 : it->second.v;
+  }
+  bool has(const std::string &name) const { return total.count(name) > 0; }
+};
+
+JobStats read_stats(const JobDir &dir, int nprocs) {
+  namespace f = mw::stats::fields;
+  JobStats js;
+  js.nprocs = nprocs;
+  js.ranks.resize(nprocs);
   for (int r = 0; r < nprocs; r++) {
-    std::string file = "stats." + std::to_string(r) + ".json";
+    std::string file = f::kFilePrefix + std::to_string(r) + f::kFileSuffix;
     std::optional<std::string> text = read_file(dir.path() + "/" + file);
     if (!text) {
       say("--stats: rank %d wrote no statistics (%s in the job directory)", r, file.c_str());
@@ -433,49 +484,249 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
           parser.error().c_str());
       continue;
     }
-    RankStats rs{*text, {}};
-    for (const StatsParser::Field &f : *fields) {
-      auto [it, fresh] = total.try_emplace(f.name, 0.0, true);
-      if (fresh) order.push_back(f.name);
-      it->second.first += f.value;
-      it->second.second = it->second.second && f.integral;
-      rs.shown[f.name] = format_number(f.value, f.integral);
+    JobStats::Rank rank{*text, {}};
+    for (const StatsParser::Field &fd : *fields) {
+      auto [it, fresh] = js.total.try_emplace(fd.name, Value{0, true});
+      if (fresh) js.order.push_back(fd.name);
+      Value &t = it->second;
+      t.v = fd.name == f::kElapsed ? std::max(t.v, fd.value) : t.v + fd.value;
+      t.integral = t.integral && fd.integral;
+      rank.field[fd.name] = {fd.value, fd.integral};
     }
-    ranks[r] = std::move(rs);
-    found++;
+    js.ranks[r] = std::move(rank);
   }
-  if (found == 0) return true;
+  return js;
+}
+
+// A table of right-aligned numbers under two header lines: a group's name spans the
+// columns of the group ("messages" over "sent" and "received"), each column's own name
+// is under it. The first column (the row's name) is left-aligned.
+class Table {
+ public:
+  struct Column {
+    std::string group, header;
+  };
+
+  void add_column(std::string group, std::string header) {
+    columns_.push_back({std::move(group), std::move(header)});
+  }
+  void add_row(std::vector<std::string> cells) { rows_.push_back(std::move(cells)); }
+
+  void print(FILE *out) const {
+    const size_t n = columns_.size();
+    std::vector<size_t> width(n);
+    for (size_t c = 0; c < n; c++) {
+      width[c] = columns_[c].header.size();
+      for (const auto &row : rows_) width[c] = std::max(width[c], row[c].size());
+    }
+    // A group's name may be wider than its columns: widen the last of them.
+    std::vector<std::pair<size_t, size_t>> spans;  // [first, last] columns of each group
+    for (size_t c = 0; c < n; c++) {
+      if (!spans.empty() && !columns_[c].group.empty() &&
+          columns_[c].group == columns_[spans.back().first].group)
+        spans.back().second = c;
+      else
+        spans.push_back({c, c});
+    }
+    bool any_group = false;
+    std::string groups;
+    for (auto [first, last] : spans) {
+      size_t span = 0;
+      for (size_t c = first; c <= last; c++) span += width[c] + (c > first ? kGap : 0);
+      const std::string &g = columns_[first].group;
+      if (g.size() > span) {
+        width[last] += g.size() - span;
+        span = g.size();
+      }
+      any_group = any_group || !g.empty();
+      if (first > 0) groups += std::string(kGap, ' ');
+      groups += g + std::string(span - g.size(), ' ');
+    }
+    auto line = [&](std::string text) {
+      while (!text.empty() && text.back() == ' ') text.pop_back();
+      std::fprintf(out, "%s\n", text.c_str());
+    };
+    if (any_group) line(groups);
+    std::vector<std::string> headers;
+    for (const Column &col : columns_) headers.push_back(col.header);
+    line(format(headers, width));
+    for (const auto &row : rows_) line(format(row, width));
+  }
+
+ private:
+  static constexpr size_t kGap = 2;
+
+  static std::string format(const std::vector<std::string> &cells, const std::vector<size_t> &w) {
+    std::string s;
+    for (size_t c = 0; c < cells.size(); c++) {
+      std::string pad(w[c] - cells[c].size(), ' ');
+      if (c == 0)
+        s += cells[c] + pad;
+      else
+        s += std::string(kGap, ' ') + pad + cells[c];
+    }
+    return s;
+  }
+
+  std::vector<Column> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// The fields the tables below show; any other goes to "other statistics".
+struct Known {
+  std::vector<std::string> phases;  // names, in order of first appearance
+  std::vector<std::string> kinds;   // message kinds with any message, in the runtime's order
+  std::set<std::string> fields;
+};
+
+Known known_fields(const JobStats &js) {
+  namespace f = mw::stats::fields;
+  Known k;
+  for (const char *name :
+       {f::kElapsed, f::kMsgsSent, f::kMsgsReceived, f::kPayloadSent, f::kPayloadReceived,
+        f::kProtocolSent, f::kProtocolReceived, f::kAcquiresLocal, f::kAcquiresRemote,
+        f::kBarriers, f::kFaults, f::kRejected})
+    k.fields.insert(name);
+  for (size_t w = 0; w < mw::stats::kWaits; w++)
+    k.fields.insert(std::string(mw::stats::name(static_cast<mw::stats::Wait>(w))) + f::kWaitSuffix);
+  for (size_t i = 0; i < mw::stats::kKinds; i++) {
+    const std::string kind = mw::stats::name(static_cast<mw::stats::Kind>(i));
+    bool used = false;
+    for (const char *dir : {f::kSentPrefix, f::kReceivedPrefix})
+      for (const char *what : {f::kMsgsSuffix, f::kPayloadSuffix, f::kProtocolSuffix}) {
+        const std::string name = dir + kind + what;
+        k.fields.insert(name);
+        used = used || js.sum(name) != 0;
+      }
+    if (used) k.kinds.push_back(kind);
+  }
+  for (const std::string &name : js.order) {
+    std::string_view n = name;
+    if (starts_with(n, f::kPhasePrefix) && ends_with(n, f::kPhaseSuffix) &&
+        n.size() > std::strlen(f::kPhasePrefix) + std::strlen(f::kPhaseSuffix)) {
+      n.remove_prefix(std::strlen(f::kPhasePrefix));
+      n.remove_suffix(std::strlen(f::kPhaseSuffix));
+      k.phases.emplace_back(n);
+      k.fields.insert(name);
+    }
+  }
+  return k;
+}
+
+// One row per rank and a total row: Midway's Table 1 for this job.
+void print_summary(const JobStats &js, const Known &known) {
+  namespace f = mw::stats::fields;
+  struct Shown {
+    std::string group, header, field;
+    std::string (*format)(double);
+  };
+  auto count = [](double v) { return format_number(v, true); };
+  auto mb = [](double bytes) { return fixed3(bytes / 1e6); };
+  auto seconds = [](double s) { return fixed3(s); };
+  auto ms = [](double s) { return fixed3(s * 1e3); };
+  std::vector<Shown> shown{
+      {"elapsed", "s", f::kElapsed, seconds},
+      {"messages", "sent", f::kMsgsSent, count},
+      {"messages", "received", f::kMsgsReceived, count},
+      {"MB payload", "sent", f::kPayloadSent, mb},
+      {"MB payload", "received", f::kPayloadReceived, mb},
+      {"MB protocol", "sent", f::kProtocolSent, mb},
+      {"MB protocol", "received", f::kProtocolReceived, mb},
+      {"lock acquires", "local", f::kAcquiresLocal, count},
+      {"lock acquires", "remote", f::kAcquiresRemote, count},
+      {"", "barriers", f::kBarriers, count},
+      {"", "faults", f::kFaults, count},
+      {"", "rejected", f::kRejected, count},
+  };
+  for (size_t w = 0; w < mw::stats::kWaits; w++) {
+    const char *wait = mw::stats::name(static_cast<mw::stats::Wait>(w));
+    shown.push_back({"waiting (ms)", wait, wait + std::string(f::kWaitSuffix), ms});
+  }
+  for (const std::string &p : known.phases)
+    shown.push_back({"phases (s)", p, f::kPhasePrefix + p + f::kPhaseSuffix, seconds});
+
+  Table t;
+  t.add_column("", "rank");
+  for (const Shown &s : shown) t.add_column(s.group, s.header);
+  for (int r = 0; r <= js.nprocs; r++) {
+    const bool total = r == js.nprocs;
+    std::vector<std::string> row{total ? "total" : std::to_string(r)};
+    for (const Shown &s : shown) {
+      std::optional<double> v = total ? (js.has(s.field) ? std::optional(js.sum(s.field))
+                                                         : std::nullopt)
+                                      : js.get(r, s.field);
+      row.push_back(v ? s.format(*v) : "-");  // "-": the rank has no such figure
+    }
+    t.add_row(std::move(row));
+  }
+  std::fprintf(stderr,
+               "mwrun: statistics of %d ranks (MB = 10^6 bytes; total: the sum over the ranks, "
+               "the longest elapsed time)\n",
+               js.nprocs);
+  t.print(stderr);
+}
+
+// The messages of the whole job by kind: which protocol traffic the totals are made of.
+void print_kinds(const JobStats &js, const Known &known) {
+  namespace f = mw::stats::fields;
+  if (known.kinds.empty()) return;
+  Table t;
+  t.add_column("", "kind");
+  for (const char *dir : {"sent", "received"})
+    for (const char *what : {"messages", "MB payload", "MB protocol"}) t.add_column(dir, what);
+  for (const std::string &kind : known.kinds) {
+    std::vector<std::string> row{kind};
+    for (const char *dir : {f::kSentPrefix, f::kReceivedPrefix}) {
+      row.push_back(format_number(js.sum(dir + kind + f::kMsgsSuffix), true));
+      row.push_back(fixed3(js.sum(dir + kind + f::kPayloadSuffix) / 1e6));
+      row.push_back(fixed3(js.sum(dir + kind + f::kProtocolSuffix) / 1e6));
+    }
+    t.add_row(std::move(row));
+  }
+  std::fprintf(stderr, "\nmwrun: messages by kind, all ranks\n");
+  t.print(stderr);
+}
+
+// Fields the runtime does not name (or hand-written files): one row per field.
+void print_others(const JobStats &js, const Known &known, bool first) {
+  std::vector<std::string> names;
+  for (const std::string &name : js.order)
+    if (!known.fields.count(name)) names.push_back(name);
+  if (names.empty()) return;
+  Table t;
+  t.add_column("", "statistic");
+  for (int r = 0; r < js.nprocs; r++) t.add_column("", "rank " + std::to_string(r));
+  t.add_column("", "total");
+  for (const std::string &name : names) {
+    std::vector<std::string> row{name};
+    for (int r = 0; r < js.nprocs; r++) {
+      std::optional<double> v = js.get(r, name);
+      row.push_back(v ? format_number(*v, js.ranks[r]->field.at(name).integral) : "-");
+    }
+    row.push_back(format_number(js.total.at(name).v, js.total.at(name).integral));
+    t.add_row(std::move(row));
+  }
+  if (first)
+    std::fprintf(stderr, "mwrun: statistics of %d ranks\n", js.nprocs);
+  else
+    std::fprintf(stderr, "\nmwrun: other statistics\n");
+  t.print(stderr);
+}
+
+// Returns false if the combined statistics could not be written.
+bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
+  const JobStats js = read_stats(dir, nprocs);
+  if (js.order.empty()) return true;
 
   if (spec == "table") {
-    std::vector<std::string> header{"statistic"};
-    for (int r = 0; r < nprocs; r++) header.push_back("rank " + std::to_string(r));
-    header.push_back("total");
-    std::vector<std::vector<std::string>> rows{header};
-    for (const std::string &name : order) {
-      std::vector<std::string> row{name};
-      for (int r = 0; r < nprocs; r++) {
-        std::string cell = "-";  // the rank has no such field, or wrote no statistics
-        if (ranks[r])
-          if (auto it = ranks[r]->shown.find(name); it != ranks[r]->shown.end()) cell = it->second;
-        row.push_back(cell);
-      }
-      row.push_back(format_number(total[name].first, total[name].second));
-      rows.push_back(std::move(row));
+    const Known known = known_fields(js);
+    bool summary = false;
+    for (const std::string &name : js.order) summary = summary || known.fields.count(name);
+    if (summary) {
+      print_summary(js, known);
+      print_kinds(js, known);
     }
-    std::vector<size_t> width(header.size(), 0);
-    for (const auto &row : rows)
-      for (size_t c = 0; c < row.size(); c++) width[c] = std::max(width[c], row[c].size());
-    std::fprintf(stderr, "mwrun: statistics of %d ranks\n", nprocs);
-    for (const auto &row : rows) {
-      for (size_t c = 0; c < row.size(); c++) {
-        // Names to the left, numbers to the right.
-        if (c == 0)
-          std::fprintf(stderr, "%-*s", static_cast<int>(width[c]), row[c].c_str());
-        else
-          std::fprintf(stderr, "  %*s", static_cast<int>(width[c]), row[c].c_str());
-      }
-      std::fputc('\n', stderr);
-    }
+    print_others(js, known, !summary);
     return true;
   }
 
@@ -483,14 +734,18 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
   std::ofstream out(out_path);
   out << "{\"nprocs\": " << nprocs << ",\n \"ranks\": [";
   for (int r = 0; r < nprocs; r++) {
-    std::string text = ranks[r] ? ranks[r]->text : "null";
+    std::string text = js.ranks[r] ? js.ranks[r]->text : "null";
     while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    // Indented under "ranks", as the rank wrote it.
+    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', nl + 1))
+      text.insert(nl + 1, "  ");
     out << (r ? ",\n  " : "\n  ") << text;
   }
   out << "],\n \"total\": {";
-  for (size_t i = 0; i < order.size(); i++) {
-    const auto &[sum, integral] = total[order[i]];
-    out << (i ? ",\n  " : "\n  ") << json_string(order[i]) << ": " << format_number(sum, integral);
+  for (size_t i = 0; i < js.order.size(); i++) {
+    const Value &t = js.total.at(js.order[i]);
+    out << (i ? ",\n  " : "\n  ") << json_string(js.order[i]) << ": "
+        << format_number(t.v, t.integral);
   }
   out << "}}\n";
   out.close();

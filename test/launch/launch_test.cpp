@@ -418,7 +418,8 @@ TEST_F(LaunchTest, HelpDocumentsEveryFlagAndVariable) {
   EXPECT_EQ(r.exit_code, 0);
   for (const char *s : {"-n N", "--provider", "--model", "--stats", "--stats=json:FILE",
                         "--timeout", "MW_RANK", "MW_NPROCS", "MW_JOB_DIR", "MW_JOB_ID", "MW_SECRET",
-                        "MW_PROVIDER", "MW_MODEL", "MW_STATS", "MW_STARTUP_TIMEOUT", "mpirun"})
+                        "MW_PROVIDER", "MW_MODEL", "MW_STATS", "MW_STARTUP_TIMEOUT", "mpirun",
+                        "MW_STATS=json:PATH", "PATH.<rank>.json"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 
@@ -451,7 +452,7 @@ TEST_F(LaunchTest, UsageErrorsNameTheProblem) {
   }
 }
 
-// ---- Statistics (hand-written stats files stand in for the statistics module) ----
+// ---- Statistics combined by mwrun (hand-written stats files stand in for the ranks') ----
 
 // Each rank copies DIR/in.<rank>.json, if there is one, to MW_JOB_DIR/stats.<rank>.json.
 std::vector<std::string> stats_job(const fs::path &dir, const std::string &stats_flag) {
@@ -508,6 +509,172 @@ TEST_F(LaunchTest, StatsNameTheRanksThatWroteNone) {
   EXPECT_TRUE(std::regex_search(r.err, std::regex("\nmessages +24 +- +24\n"))) << r.err;
 }
 
+// ---- Statistics written by the runtime ----
+
+// The cells of the table line that starts with `label` (a rank or "total").
+std::vector<std::string> table_row(const std::string &text, const std::string &label) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream cells(line);
+    std::vector<std::string> row;
+    for (std::string c; cells >> c;) row.push_back(c);
+    if (!row.empty() && row[0] == label) return row;
+  }
+  return {};
+}
+
+TEST_F(LaunchTest, StatsTableHasARowPerRankAndATotal) {
+  // probe phases sleeps 10, 30 and 10 ms in its phases input, compute and output.
+  Result r = run(mwrun(2, {"--stats", kProbe, "phases"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("mwrun: statistics of 2 ranks (MB = 10^6 bytes; total: the sum over the "
+                       "ranks, the longest elapsed time)\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("\n +elapsed +messages +MB payload +MB protocol +lock acquires +waiting "
+                        "\\(ms\\) +phases \\(s\\)\n")))
+      << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("\nrank +s +sent +received +sent +received +sent +received +local +remote "
+                        "+barriers +faults +rejected +acquire +barrier +fault +input +compute "
+                        "+output\n")))
+      << r.err;
+  const size_t kColumns = 19;  // rank, elapsed, 6 traffic, 2 acquires, 3 events, 3 waits, 3 phases
+  double compute_sum = 0;
+  for (const std::string label : {"0", "1", "total"}) {
+    std::vector<std::string> row = table_row(r.err, label);
+    ASSERT_EQ(row.size(), kColumns) << "row " << label << " in\n" << r.err;
+    for (size_t c = 2; c <= 7; c++) EXPECT_DOUBLE_EQ(std::stod(row[c]), 0) << "no transport yet";
+    const double elapsed = std::stod(row[1]), compute = std::stod(row[17]);
+    if (label == "total") {
+      EXPECT_NEAR(compute, compute_sum, 0.0015) << r.err;  // each cell is rounded to 1 ms
+    } else {
+      EXPECT_GE(compute, 0.030) << r.err;
+      EXPECT_GE(std::stod(row[16]), 0.010) << r.err;
+      EXPECT_GE(std::stod(row[18]), 0.010) << r.err;
+      EXPECT_GE(elapsed, compute) << r.err;
+      compute_sum += compute;
+    }
+  }
+}
+
+// Runs python3 on a script that reads the JSON file given as its argument.
+Result python_check(const std::string &script, const fs::path &file) {
+  return run({"python3", "-c", script, file.string()});
+}
+
+TEST_F(LaunchTest, StatsJsonHoldsEveryRankAndTheTotals) {
+  fs::path out = dir_ / "job.json";
+  Result r = run(mwrun(2, {"--stats=json:" + out.string(), kProbe, "phases"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  Result check = python_check(R"(
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["nprocs"] == 2, d["nprocs"]
+ranks, total = d["ranks"], d["total"]
+assert len(ranks) == 2
+for r in ranks:
+    for f in ["msgs_sent", "payload_bytes_received", "protocol_bytes_sent", "lock_acquires_local",
+              "lock_acquires_remote", "barrier_crossings", "page_faults", "rejected_messages",
+              "sent.grant.msgs", "received.page.payload_bytes", "acquire_wait_seconds"]:
+        assert r[f] == 0, (f, r[f])
+    assert r["phase.compute.seconds"] >= 0.030, r
+    assert r["elapsed_seconds"] >= r["phase.compute.seconds"], r
+assert abs(total["phase.compute.seconds"] - sum(r["phase.compute.seconds"] for r in ranks)) < 1e-6
+assert total["elapsed_seconds"] == max(r["elapsed_seconds"] for r in ranks), total
+assert set(total) == set(ranks[0]), set(total) ^ set(ranks[0])
+print("ok")
+)",
+                              out);
+  EXPECT_EQ(check.out, "ok\n") << check.err;
+}
+
+TEST_F(LaunchTest, StatsTableBreaksMessagesDownByKind) {
+  // Files in the runtime's format, with the messages the transport will count.
+  write(dir_ / "in.0.json",
+        R"({"elapsed_seconds": 2.5, "msgs_sent": 24, "msgs_received": 24,
+            "payload_bytes_sent": 2140000, "protocol_bytes_sent": 1200,
+            "lock_acquires_remote": 12, "acquire_wait_seconds": 0.0125,
+            "sent.grant.msgs": 12, "sent.grant.payload_bytes": 2140000,
+            "sent.lock.msgs": 12, "sent.lock.protocol_bytes": 1200, "sent.page.msgs": 0,
+            "received.lock.msgs": 24, "phase.compute.seconds": 1.25})");
+  write(dir_ / "in.1.json",
+        R"({"elapsed_seconds": 2.0, "msgs_sent": 24, "msgs_received": 24,
+            "payload_bytes_received": 2140000, "lock_acquires_local": 3,
+            "sent.lock.msgs": 24, "received.grant.msgs": 12,
+            "received.grant.payload_bytes": 2140000, "received.lock.msgs": 12,
+            "phase.compute.seconds": 1.5, "phase.output.seconds": 0.5})");
+  Result r = run(stats_job(dir_, "--stats"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // rank elapsed | msgs sent recv | MB payload sent recv | MB protocol sent recv | acquires
+  // local remote | barriers faults rejected | waiting acquire barrier fault | compute output
+  EXPECT_EQ(table_row(r.err, "0"),
+            (std::vector<std::string>{"0", "2.500", "24", "24", "2.140", "-", "0.001", "-", "-",
+                                      "12", "-", "-", "-", "12.500", "-", "-", "1.250", "-"}))
+      << r.err;
+  EXPECT_EQ(table_row(r.err, "1"),
+            (std::vector<std::string>{"1", "2.000", "24", "24", "-", "2.140", "-", "-", "3", "-",
+                                      "-", "-", "-", "-", "-", "-", "1.500", "0.500"}))
+      << r.err;
+  EXPECT_EQ(table_row(r.err, "total"),
+            (std::vector<std::string>{"total", "2.500", "48", "48", "2.140", "2.140", "0.001", "-",
+                                      "3", "12", "-", "-", "-", "12.500", "-", "-", "2.750",
+                                      "0.500"}))
+      << r.err;
+  EXPECT_NE(r.err.find("\nmwrun: messages by kind, all ranks\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\n +sent +received\n"))) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("\nkind +messages +MB payload +MB protocol +messages +MB payload +MB "
+                        "protocol\n")))
+      << r.err;
+  // Only the kinds that carried messages, in the runtime's order.
+  EXPECT_EQ(table_row(r.err, "lock"),
+            (std::vector<std::string>{"lock", "36", "0.000", "0.001", "36", "0.000", "0.000"}))
+      << r.err;
+  EXPECT_EQ(table_row(r.err, "grant"),
+            (std::vector<std::string>{"grant", "12", "2.140", "0.000", "12", "2.140", "0.000"}))
+      << r.err;
+  EXPECT_LT(r.err.find("\nlock "), r.err.find("\ngrant ")) << r.err;
+  EXPECT_TRUE(table_row(r.err, "page").empty()) << r.err;
+  EXPECT_EQ(r.err.find("other statistics"), std::string::npos) << r.err;
+}
+
+TEST_F(LaunchTest, StatsTableListsFieldsItDoesNotKnowApart) {
+  write(dir_ / "in.0.json", R"({"msgs_sent": 5, "transport": {"retries": 2}})");
+  write(dir_ / "in.1.json", R"({"msgs_sent": 7, "transport": {"retries": 1}})");
+  Result r = run(stats_job(dir_, "--stats"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(table_row(r.err, "total").at(2), "12") << r.err;
+  EXPECT_NE(r.err.find("\nmwrun: other statistics\n"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\ntransport.retries +2 +1 +3\n"))) << r.err;
+}
+
+TEST_F(LaunchTest, WithoutMwrunMwStatsJsonMakesTheRankWriteItsOwnFile) {
+  fs::path prefix = dir_ / "solo";
+  Result r = run({kProbe, "phases"}, {"MW_STATS=json:" + prefix.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  Result check = python_check(R"(
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["phase.compute.seconds"] >= 0.030 and r["msgs_sent"] == 0, r
+print("ok")
+)",
+                              dir_ / "solo.0.json");
+  EXPECT_EQ(check.out, "ok\n") << check.err;
+}
+
+TEST_F(LaunchTest, WithoutMwrunAStatsTableIsExplained) {
+  Result r = run({kProbe, "hello"}, {"MW_STATS=table"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("midway: warning: mw_finalize: MW_STATS=table prints a table only under "
+                       "mwrun (mwrun --stats); under another launcher set MW_STATS=json:PATH and "
+                       "each rank writes PATH.<rank>.json (rank 0)"),
+            std::string::npos)
+      << r.err;
+}
+
 // ---- PMIx: the same program under Open MPI's mpirun ----
 
 std::vector<std::string> mpirun(int n, std::vector<std::string> rest) {
@@ -533,6 +700,23 @@ TEST_F(LaunchTest, UnderMpirunRanksExchangeBlobsThroughPmix) {
   if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
   Result r = run(mpirun(3, {"-x", "MW_MODEL=rc", kBootstrapProbe}));
   expect_one_job(r, 3, "all_local=1 model=rc provider= stats=");
+}
+
+TEST_F(LaunchTest, UnderMpirunEachRankWritesItsOwnStatistics) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  fs::path prefix = dir_ / "stats";
+  Result r = run(mpirun(2, {"-x", "MW_STATS=json:" + prefix.string(), kProbe, "phases"}));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (int rank = 0; rank < 2; rank++) {
+    Result check = python_check(R"(
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["phase.compute.seconds"] >= 0.030, r
+print("ok")
+)",
+                                dir_ / ("stats." + std::to_string(rank) + ".json"));
+    EXPECT_EQ(check.out, "ok\n") << "rank " << rank << ": " << check.err;
+  }
 }
 
 TEST_F(LaunchTest, UnderMpirunARankThatNeverArrivesIsNamed) {

@@ -10,6 +10,8 @@
  *   sleep               every rank sleeps after mw_init (to be stopped from outside)
  *   late R SECONDS      rank R sleeps before mw_init
  *   no-finalize R       rank R returns from main without mw_finalize
+ *   phases              mark the phases input, compute and output (sleeping 10, 30
+ *                       and 10 ms in them), then print the rank's mw_stats_get figures
  *
  *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
  *                  DIR/child.<R>), so that a test can check that none survives
@@ -101,6 +103,20 @@ int main(int argc, char **argv) {
     sleep(60);
   } else if (!strcmp(action, "no-finalize") && rank == arg_int(argc, argv, i + 1)) {
     return 0;
+  } else if (!strcmp(action, "phases")) {
+    const char *phases[] = {"input", "compute", "output"};
+    const useconds_t naps[] = {10000, 30000, 10000};
+    for (int p = 0; p < 3; p++) {
+      mw_phase_begin(phases[p]);
+      usleep(naps[p]);
+      mw_phase_end(phases[p]);
+    }
+    mw_stats_t s;
+    mw_stats_get(&s);
+    printf("rank %d msgs_sent=%llu acquires=%llu elapsed>=compute:%d\n", rank,
+           (unsigned long long)s.msgs_sent,
+           (unsigned long long)(s.lock_acquires_local + s.lock_acquires_remote),
+           s.elapsed_seconds >= mw_phase_seconds("compute"));
   }
 #ifdef PROBE_VARIANT
   printf("variant ");
