@@ -11,7 +11,7 @@ int g_rank = -1;
 
 namespace {
 
-[[noreturn]] void report(const char *call, const char *fmt, va_list ap, const char *why) {
+void print(const char *prefix, const char *call, const char *fmt, va_list ap, const char *why) {
   char msg[1024];
   std::vsnprintf(msg, sizeof msg, fmt, ap);
   char rank[32];
@@ -20,10 +20,14 @@ namespace {
   else
     std::snprintf(rank, sizeof rank, "rank not yet known");
   if (why)
-    std::fprintf(stderr, "midway: %s: %s: %s (%s)\n", call, msg, why, rank);
+    std::fprintf(stderr, "midway: %s%s: %s: %s (%s)\n", prefix, call, msg, why, rank);
   else
-    std::fprintf(stderr, "midway: %s: %s (%s)\n", call, msg, rank);
+    std::fprintf(stderr, "midway: %s%s: %s (%s)\n", prefix, call, msg, rank);
   std::fflush(stderr);
+}
+
+[[noreturn]] void report(const char *call, const char *fmt, va_list ap, const char *why) {
+  print("", call, fmt, ap, why);
   std::exit(EXIT_FAILURE);
 }
 
@@ -33,6 +37,13 @@ void fatal(const char *call, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   report(call, fmt, ap, nullptr);
+}
+
+void warn(const char *call, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  print("warning: ", call, fmt, ap, nullptr);
+  va_end(ap);
 }
 
 void fatal_errno(const char *call, const char *fmt, ...) {

@@ -17,4 +17,8 @@ extern int g_rank;
 [[noreturn]] void fatal_errno(const char *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+// Something the job survives (a malformed message dropped on arrival), in the same
+// format with "warning: " before the call; the job goes on.
+void warn(const char *call, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 }  // namespace mw
