@@ -8,5 +8,5 @@ build=${1:-build}
 out=$(mktemp --suffix=.json)
 trap 'rm -f "$out"' EXIT
 "$build/bin/overhead_bench" --benchmark_repetitions=7 --benchmark_enable_random_interleaving=true \
-  --benchmark_report_aggregates_only=true --benchmark_out="$out" --benchmark_out_format=json >/dev/null
+  --benchmark_report_aggregates_only=true --benchmark_out="$out" --benchmark_out_format=json >/dev/null 2>&1
 python3 bench/overhead_ratio.py "$out"

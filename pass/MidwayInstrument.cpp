@@ -107,6 +107,15 @@ static cl::opt<bool> ClLoopRanges(
              "instead of after every store"),
     cl::init(true));
 
+static cl::opt<bool> ClConditionalMarks(
+    "midway-conditional-marks",
+    cl::desc("Store a mark only if its bits are not all set already: a load "
+             "and a branch, but no write (and no read-for-ownership of the "
+             "shadow's cache line) when data is written again before the "
+             "runtime collects it; off by default, as a write-once phase "
+             "would pay the load and branch for nothing"),
+    cl::init(false));
+
 static cl::opt<bool> ClWarnUnmarked(
     "midway-warn-unmarked",
     cl::desc("Warn about library calls, intrinsics and inline asm that may "
@@ -743,6 +752,8 @@ private:
   void markBits(IRBuilder<> &IRB, Value *Addr, uint64_t Size, Align Alignment);
   void orIntoShadow(IRBuilder<> &IRB, Value *Addr, Value *Bits, unsigned NumBits,
                     Align Alignment);
+  void markLongRange(IRBuilder<> &IRB, Value *Addr, uint64_t Size);
+  void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
   Value *inWindow(IRBuilder<> &IRB, Value *Addr);
 
@@ -1743,29 +1754,93 @@ void FunctionInstrumenter::markBytes(Instruction *InsertBefore,
 /// by Addr & 7, into the shadow (midway.h's contract).
 void FunctionInstrumenter::markBits(IRBuilder<> &IRB, Value *Addr,
                                     uint64_t Size, Align Alignment) {
-  MDNode *NoSanitize = MDNode::get(F.getContext(), {});
+  // A loop's range is only as aligned as its stores, but its start may be known
+  // better (an aligned MW_SHARED array): the better it is known, the more of the
+  // mark is whole shadow bytes.
+  Alignment = std::max(Alignment, Addr->getPointerAlignment(DL));
   if (Alignment.value() >= BytesPerShadowByte && Size % BytesPerShadowByte == 0) {
     uint64_t ShadowBytes = Size / BytesPerShadowByte;
     Align ShadowAlign(Alignment.value() / BytesPerShadowByte);
     Value *Shadow = shadowAddress(IRB, Addr);
-    Instruction *Mark;
-    if (ShadowBytes <= 16 && isPowerOf2_64(ShadowBytes))
-      Mark = IRB.CreateAlignedStore(
-          Constant::getAllOnesValue(IRB.getIntNTy(ShadowBytes * 8)), Shadow,
-          ShadowAlign);
-    else
-      Mark = IRB.CreateMemSet(Shadow, IRB.getInt8(0xFF), ShadowBytes, ShadowAlign);
-    Mark->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    if (ShadowBytes <= 16 && isPowerOf2_64(ShadowBytes)) {
+      storeShadow(IRB, Shadow,
+                  Constant::getAllOnesValue(IRB.getIntNTy(ShadowBytes * 8)),
+                  ShadowAlign);
+      return;
+    }
+    IRB.CreateMemSet(Shadow, IRB.getInt8(0xFF), ShadowBytes, ShadowAlign)
+        ->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(F.getContext(), {}));
     return;
   }
   if (Size + BytesPerShadowByte - 1 > MaxMarkBits) {
-    IRB.CreateCall(MI.getMarkRangeFn(), {Addr, ConstantInt::get(IntptrTy, Size)})
-        ->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    markLongRange(IRB, Addr, Size);
     return;
   }
   orIntoShadow(IRB, Addr,
                ConstantInt::get(IRB.getIntNTy(Size), APInt::getAllOnes(Size)),
                Size, Alignment);
+}
+
+/// Marks Size bytes (Size > 120) at an address whose place in its shadow byte
+/// is known only at run time (a row of floats, a packed struct), inline: the
+/// bits of the first and last shadow bytes are ORed in, and the whole bytes
+/// between, ⌊Size/8⌋ - 1 or ⌊Size/8⌋ of them depending on the address, are
+/// covered exactly by two memsets of ⌊Size/8⌋ - 1 bytes, one from each end.
+/// Constant lengths make both memsets a few vector stores.
+void FunctionInstrumenter::markLongRange(IRBuilder<> &IRB, Value *Addr,
+                                         uint64_t Size) {
+  MDNode *NoSanitize = MDNode::get(F.getContext(), {});
+  Value *Begin = IRB.CreatePtrToInt(Addr, IntptrTy);
+  Value *End = IRB.CreateAdd(Begin, ConstantInt::get(IntptrTy, Size));
+  Value *First = shadowAddress(IRB, Addr);
+  Value *Last = shadowAddress(IRB, IRB.CreateIntToPtr(End, PtrTy));
+  auto LowBits = [&](Value *A) {
+    return IRB.CreateTrunc(IRB.CreateAnd(A, BytesPerShadowByte - 1), IRB.getInt8Ty());
+  };
+  // First shadow byte: bits Begin & 7 .. 7.
+  storeShadow(IRB, First,
+              IRB.CreateOr(IRB.CreateAlignedLoad(IRB.getInt8Ty(), First, Align(1)),
+                           IRB.CreateShl(IRB.getInt8(0xFF), LowBits(Begin))),
+              Align(1));
+  uint64_t Middle = Size / BytesPerShadowByte - 1;
+  IRB.CreateMemSet(IRB.CreateConstGEP1_64(IRB.getInt8Ty(), First, 1),
+                   IRB.getInt8(0xFF), Middle, Align(1))
+      ->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  IRB.CreateMemSet(IRB.CreateGEP(IRB.getInt8Ty(), Last,
+                                 ConstantInt::get(IntptrTy, -int64_t(Middle))),
+                   IRB.getInt8(0xFF), Middle, Align(1))
+      ->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  // Last shadow byte: bits 0 .. (End & 7) - 1; none when End is 8-aligned (the
+  // byte then belongs to the data after the range and is ORed with zero).
+  Value *TailBits = IRB.CreateSub(IRB.CreateShl(IRB.getInt8(1), LowBits(End)),
+                                  IRB.getInt8(1));
+  storeShadow(IRB, Last,
+              IRB.CreateOr(IRB.CreateAlignedLoad(IRB.getInt8Ty(), Last, Align(1)),
+                           TailBits),
+              Align(1));
+}
+
+/// Stores a mark's new shadow value. With conditional marks, the store happens
+/// only if the value changes: re-marking data already marked then costs a load
+/// and a predictable branch rather than a write to the shadow's cache line.
+void FunctionInstrumenter::storeShadow(IRBuilder<> &IRB, Value *Shadow,
+                                       Value *New, Align A) {
+  MDNode *NoSanitize = MDNode::get(F.getContext(), {});
+  Instruction *Continue = &*IRB.GetInsertPoint();
+  if (ClConditionalMarks) {
+    Value *Old = nullptr;
+    if (auto *Or = dyn_cast<BinaryOperator>(New);
+        Or && Or->getOpcode() == Instruction::Or && isa<LoadInst>(Or->getOperand(0)))
+      Old = Or->getOperand(0);  // an OR into the shadow: its load is the old value
+    else
+      Old = IRB.CreateAlignedLoad(New->getType(), Shadow, A);
+    cast<Instruction>(Old)->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+    IRB.SetInsertPoint(SplitBlockAndInsertIfThen(IRB.CreateICmpNE(New, Old), Continue,
+                                                 /*Unreachable=*/false));
+  }
+  IRB.CreateAlignedStore(New, Shadow, A)->setMetadata(LLVMContext::MD_nosanitize,
+                                                      NoSanitize);
+  IRB.SetInsertPoint(Continue);
 }
 
 /// ORs NumBits dirty bits (Bits, bit i for byte Addr + i) into the shadow of
@@ -1789,12 +1864,9 @@ void FunctionInstrumenter::orIntoShadow(IRBuilder<> &IRB, Value *Addr,
     Mask = IRB.CreateShl(Mask, IRB.CreateZExtOrTrunc(Shift, WideTy));
   }
   Value *Shadow = shadowAddress(IRB, Addr);
-  MDNode *NoSanitize = MDNode::get(F.getContext(), {});
   LoadInst *Old = IRB.CreateAlignedLoad(WideTy, Shadow, Align(1));
-  StoreInst *New =
-      IRB.CreateAlignedStore(IRB.CreateOr(Old, Mask), Shadow, Align(1));
-  Old->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
-  New->setMetadata(LLVMContext::MD_nosanitize, NoSanitize);
+  Old->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(F.getContext(), {}));
+  storeShadow(IRB, Shadow, IRB.CreateOr(Old, Mask), Align(1));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1835,6 +1907,12 @@ public:
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &MAM) {
     if (!ClInstrument)
       return PreservedAnalyses::all();
+    // The marks OR bit patterns into multi-byte integers, little end first.
+    if (M.getDataLayout().isBigEndian()) {
+      M.getContext().emitError("midway: shared memory needs a little-endian "
+                               "target; '" + M.getTargetTriple() + "' is big-endian");
+      return PreservedAnalyses::all();
+    }
     // The window ends above 1 TiB and the shadow is 16 TiB above it.
     if (unsigned Bits = M.getDataLayout().getPointerSizeInBits(); Bits != 64) {
       M.getContext().emitError(

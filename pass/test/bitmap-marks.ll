@@ -8,7 +8,8 @@
 ;   * otherwise, if Size bits shifted by p & 7 (at most 8 - Align, or 0 when
 ;     Align >= 8) fit 128 bits: a non-atomic load, or, store of the narrowest
 ;     integer that holds them, Size ones shifted left by p & 7;
-;   * otherwise the runtime's __mw_mark_range(p, Size).
+;   * otherwise (a constant size over 120 bytes, not 8-aligned) the first and last
+;     shadow bytes ORed and two overlapping memsets between them.
 ; The writes below go to an MW_SHARED global at a run-time offset: no window
 ; check, and p & 7 is not a constant.
 ; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
@@ -311,11 +312,40 @@ define void @memset121_align1(i64 %i, i8 %x) {
   ret void
 }
 
-; 122 bytes, align 1: 122 + 7 > 128: the runtime marks them.
+; 122 bytes, align 1: 122 + 7 > 128 bits, too wide for one OR: the first and last
+; shadow bytes are ORed, and the 14 or 15 whole bytes between are covered exactly by
+; two memsets of 14 (122/8 - 1), one from each end.
 ; CHECK-LABEL: define void @memset122_align1(
 ; CHECK-NEXT:    %p = getelementptr inbounds i8, ptr @g, i64 %i
 ; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 %p, i8 %x, i64 122, i1 false)
-; CHECK-NEXT:    call void @__mw_mark_range(ptr %p, i64 122), !nosanitize
+; CHECK-NEXT:    [[BEGIN:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[END:%.*]] = add i64 [[BEGIN]], 122
+; CHECK-NEXT:    [[B2:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[BS:%.*]] = lshr i64 [[B2]], 3
+; CHECK-NEXT:    [[FI:%.*]] = add i64 [[BS]], 17592186044416
+; CHECK-NEXT:    [[FIRST:%.*]] = inttoptr i64 [[FI]] to ptr
+; CHECK-NEXT:    [[EP:%.*]] = inttoptr i64 [[END]] to ptr
+; CHECK-NEXT:    [[E2:%.*]] = ptrtoint ptr [[EP]] to i64
+; CHECK-NEXT:    [[ES:%.*]] = lshr i64 [[E2]], 3
+; CHECK-NEXT:    [[LA:%.*]] = add i64 [[ES]], 17592186044416
+; CHECK-NEXT:    [[LAST:%.*]] = inttoptr i64 [[LA]] to ptr
+; CHECK-NEXT:    [[OLD1:%.*]] = load i8, ptr [[FIRST]], align 1
+; CHECK-NEXT:    [[LO:%.*]] = and i64 [[BEGIN]], 7
+; CHECK-NEXT:    [[LO8:%.*]] = trunc i64 [[LO]] to i8
+; CHECK-NEXT:    [[HEAD:%.*]] = shl i8 -1, [[LO8]]
+; CHECK-NEXT:    [[NEW1:%.*]] = or i8 [[OLD1]], [[HEAD]]
+; CHECK-NEXT:    store i8 [[NEW1]], ptr [[FIRST]], align 1, !nosanitize
+; CHECK-NEXT:    [[MID:%.*]] = getelementptr i8, ptr [[FIRST]], i64 1
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[MID]], i8 -1, i64 14, i1 false), !nosanitize
+; CHECK-NEXT:    [[MID2:%.*]] = getelementptr i8, ptr [[LAST]], i64 -14
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[MID2]], i8 -1, i64 14, i1 false), !nosanitize
+; CHECK-NEXT:    [[HI:%.*]] = and i64 [[END]], 7
+; CHECK-NEXT:    [[HI8:%.*]] = trunc i64 [[HI]] to i8
+; CHECK-NEXT:    [[ONE:%.*]] = shl i8 1, [[HI8]]
+; CHECK-NEXT:    [[TAIL:%.*]] = sub i8 [[ONE]], 1
+; CHECK-NEXT:    [[OLD2:%.*]] = load i8, ptr [[LAST]], align 1
+; CHECK-NEXT:    [[NEW2:%.*]] = or i8 [[OLD2]], [[TAIL]]
+; CHECK-NEXT:    store i8 [[NEW2]], ptr [[LAST]], align 1, !nosanitize
 ; CHECK-NEXT:    ret void
 define void @memset122_align1(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
@@ -323,11 +353,38 @@ define void @memset122_align1(i64 %i, i8 %x) {
   ret void
 }
 
-; 200 bytes, align 1: the runtime.
+; 200 bytes, align 1: the same, with two memsets of 24 (200/8 - 1) bytes.
 ; CHECK-LABEL: define void @memset200_align1(
 ; CHECK-NEXT:    %p = getelementptr inbounds i8, ptr @g, i64 %i
 ; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 %p, i8 %x, i64 200, i1 false)
-; CHECK-NEXT:    call void @__mw_mark_range(ptr %p, i64 200), !nosanitize
+; CHECK-NEXT:    [[BEGIN:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[END:%.*]] = add i64 [[BEGIN]], 200
+; CHECK-NEXT:    [[B2:%.*]] = ptrtoint ptr %p to i64
+; CHECK-NEXT:    [[BS:%.*]] = lshr i64 [[B2]], 3
+; CHECK-NEXT:    [[FI:%.*]] = add i64 [[BS]], 17592186044416
+; CHECK-NEXT:    [[FIRST:%.*]] = inttoptr i64 [[FI]] to ptr
+; CHECK-NEXT:    [[EP:%.*]] = inttoptr i64 [[END]] to ptr
+; CHECK-NEXT:    [[E2:%.*]] = ptrtoint ptr [[EP]] to i64
+; CHECK-NEXT:    [[ES:%.*]] = lshr i64 [[E2]], 3
+; CHECK-NEXT:    [[LA:%.*]] = add i64 [[ES]], 17592186044416
+; CHECK-NEXT:    [[LAST:%.*]] = inttoptr i64 [[LA]] to ptr
+; CHECK-NEXT:    [[OLD1:%.*]] = load i8, ptr [[FIRST]], align 1
+; CHECK-NEXT:    [[LO:%.*]] = and i64 [[BEGIN]], 7
+; CHECK-NEXT:    [[LO8:%.*]] = trunc i64 [[LO]] to i8
+; CHECK-NEXT:    [[HEAD:%.*]] = shl i8 -1, [[LO8]]
+; CHECK-NEXT:    [[NEW1:%.*]] = or i8 [[OLD1]], [[HEAD]]
+; CHECK-NEXT:    store i8 [[NEW1]], ptr [[FIRST]], align 1, !nosanitize
+; CHECK-NEXT:    [[MID:%.*]] = getelementptr i8, ptr [[FIRST]], i64 1
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[MID]], i8 -1, i64 24, i1 false), !nosanitize
+; CHECK-NEXT:    [[MID2:%.*]] = getelementptr i8, ptr [[LAST]], i64 -24
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[MID2]], i8 -1, i64 24, i1 false), !nosanitize
+; CHECK-NEXT:    [[HI:%.*]] = and i64 [[END]], 7
+; CHECK-NEXT:    [[HI8:%.*]] = trunc i64 [[HI]] to i8
+; CHECK-NEXT:    [[ONE:%.*]] = shl i8 1, [[HI8]]
+; CHECK-NEXT:    [[TAIL:%.*]] = sub i8 [[ONE]], 1
+; CHECK-NEXT:    [[OLD2:%.*]] = load i8, ptr [[LAST]], align 1
+; CHECK-NEXT:    [[NEW2:%.*]] = or i8 [[OLD2]], [[TAIL]]
+; CHECK-NEXT:    store i8 [[NEW2]], ptr [[LAST]], align 1, !nosanitize
 ; CHECK-NEXT:    ret void
 define void @memset200_align1(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i

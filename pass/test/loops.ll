@@ -49,12 +49,14 @@ end:
 }
 
 ; An MW_SHARED array with a constant trip count: the range has a constant length
-; and needs no window check. Its start is only known to be 4-aligned (the
-; stores' alignment), so its 4096 bits may not fill whole shadow bytes, and an
-; inline OR holds at most 128: the runtime marks it.
+; and needs no window check. Its stores are only 4-aligned, but its start is @A,
+; known to be 16-aligned, so its 4096 bytes are 512 whole shadow bytes: a memset.
 ; CHECK-LABEL: define void @shared_constant(
 ; CHECK:       exit:
-; CHECK-NEXT:    call void @__mw_mark_range(ptr @A, i64 4096), !nosanitize
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @A to i64), 3
+; CHECK-NEXT:    [[Y:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[Y]] to ptr
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 2 [[S]], i8 -1, i64 512, i1 false), !nosanitize
 ; CHECK-NEXT:    ret void
 define void @shared_constant(float %v) {
 entry:
@@ -71,13 +73,13 @@ exit:
 }
 
 ; The same with 8-aligned stores: the 4096 bytes are 512 whole shadow bytes, one
-; inline memset of 0xFF (aligned 8 / 8).
+; inline memset of 0xFF, aligned as @D (16) / 8.
 ; CHECK-LABEL: define void @shared_constant_aligned(
 ; CHECK:       exit:
 ; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @D to i64), 3
 ; CHECK-NEXT:    [[S:%.*]] = add i64 [[X]], 17592186044416
 ; CHECK-NEXT:    [[SP:%.*]] = inttoptr i64 [[S]] to ptr
-; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 1 [[SP]], i8 -1, i64 512, i1 false), !nosanitize
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 2 [[SP]], i8 -1, i64 512, i1 false), !nosanitize
 ; CHECK-NEXT:    ret void
 define void @shared_constant_aligned(double %v) {
 entry:
@@ -155,7 +157,10 @@ exit:
 ; CHECK:       inner.exit:
 ; CHECK-NOT:     !nosanitize
 ; CHECK:       exit:
-; CHECK-NEXT:    call void @__mw_mark_range(ptr @M, i64 16384), !nosanitize
+; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @M to i64), 3
+; CHECK-NEXT:    [[Y:%.*]] = add i64 [[X]], 17592186044416
+; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[Y]] to ptr
+; CHECK-NEXT:    call void @llvm.memset.p0.i64(ptr align 2 [[S]], i8 -1, i64 2048, i1 false), !nosanitize
 ; CHECK-NEXT:    ret void
 define void @rows_shared(float %v) {
 entry:
