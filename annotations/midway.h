@@ -61,6 +61,15 @@ extern "C" {
 #define MW_SHADOW_OFFSET 0x100000000000ULL /* 16 TiB: shadow(p) = (p >> 3) + offset     */
 #define MW_SHARED_SECTION "mw_shared"     /* section of static shared data             */
 
+/* What mwcc-compiled objects tell the runtime about themselves, so that it can check
+ * at start-up that every function they call and pass shared memory to was compiled
+ * by mwcc too (otherwise that function's stores are not marked): newline-terminated
+ * lines, concatenated by the linker. */
+#define MW_DEFINED_SECTION "mw_defined"   /* "name": external functions an object defines */
+#define MW_CALLS_SECTION "mw_calls"       /* "callee\targument\tfile:line:col": calls to
+                                             functions it did not define, with a pointer
+                                             argument that may be shared and written   */
+
 /* Is p inside the shared window? The pass emits exactly this test (as one subtract and
  * one unsigned compare) for stores through pointers it cannot classify. */
 static inline int mw_in_window(const void *p) {

@@ -60,6 +60,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/BuildLibCalls.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
 #include <optional>
@@ -571,6 +572,21 @@ void collectWrittenBytes(Type *Ty, uint64_t Offset, const DataLayout &DL,
 /// about the C library.
 class ModuleInstrumenter {
 public:
+  void emitRecord(StringRef Section, StringRef Text) {
+    if (Text.empty())
+      return;
+    Constant *Data = ConstantDataArray::getString(Ctx, Text, /*AddNull=*/false);
+    auto *GV = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
+                                  GlobalValue::PrivateLinkage, Data,
+                                  "midway." + Section);
+    GV->setSection(Section);
+    GV->setAlignment(Align(1));
+    appendToCompilerUsed(M, {GV});
+  }
+
+  std::string CallRecords;
+
+public:
   explicit ModuleInstrumenter(Module &M)
       : M(M), DL(M.getDataLayout()), Ctx(M.getContext()),
         IntptrTy(DL.getIntPtrType(Ctx)), PtrTy(PointerType::getUnqual(Ctx)),
@@ -605,6 +621,34 @@ public:
       It->second = Decl->getAttributes();
     }
     return It->second;
+  }
+
+  /// A call to a function not defined in this module and not a C library
+  /// function, through which it may write shared memory. The pass assumes the
+  /// callee is compiled with Midway; the runtime checks that at start-up
+  /// against the functions every mwcc-compiled object defines (MW_CALLS_SECTION,
+  /// MW_DEFINED_SECTION in midway.h) and warns about the rest.
+  void recordUnverifiedCall(const Function &Callee, const Instruction &Call,
+                            unsigned ArgNo) {
+    std::string Where = "in function '" + demangle(Call.getFunction()->getName()) + "'";
+    if (const DebugLoc &Loc = Call.getDebugLoc())
+      Where = (Loc->getFilename() + ":" + Twine(Loc.getLine()) + ":" +
+               Twine(Loc.getCol()))
+                  .str();
+    CallRecords += (Callee.getName() + "\t" + Twine(ArgNo + 1) + "\t" + Where + "\n").str();
+  }
+
+  /// Emits this module's records for the runtime's start-up check: the calls
+  /// recorded above, and the external functions defined (and so instrumented)
+  /// here. Each is a string of newline-terminated lines in its own section;
+  /// the linker concatenates the sections of all objects.
+  void emitLinkRecords() {
+    std::string Defined;
+    for (const Function &F : M)
+      if (!F.isDeclaration() && !F.hasLocalLinkage())
+        Defined += (F.getName() + "\n").str();
+    emitRecord(MW_DEFINED_SECTION, Defined);
+    emitRecord(MW_CALLS_SECTION, CallRecords);
   }
 
   FunctionCallee getMarkRangeFn() {
@@ -1193,11 +1237,18 @@ void FunctionInstrumenter::chooseCalls() {
       chooseLibCall(*CB, *Func);
       continue;
     }
-    // Anything else is assumed to be compiled with Midway.
+    // Anything else is assumed to be compiled with Midway, and recorded so
+    // that the runtime can check the assumption once the program is linked.
     if (ClWarnUnknownCalls)
       checkPointerArguments(*CB, AttributeList(), std::nullopt, std::nullopt,
                             "call to '" + demangle(Callee->getName()) + "'",
                             AssumedCompiled);
+    for (unsigned ArgNo = 0, E = CB->arg_size(); ArgNo != E; ++ArgNo)
+      if (mayWriteThroughArgument(*CB, ArgNo, AttributeList()) &&
+          !isPrivate(CB->getArgOperand(ArgNo))) {
+        MI.recordUnverifiedCall(*Callee, *CB, ArgNo);
+        break;
+      }
   }
 }
 
@@ -1932,6 +1983,7 @@ public:
       F.addFnAttr(InstrumentedAttr);
       Changed = true;
     }
+    MI.emitLinkRecords();
     printStatisticsForStatsOption();
     return Changed ? PreservedAnalyses::none() : PreservedAnalyses::all();
   }

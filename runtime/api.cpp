@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <string_view>
 
 #include "bootstrap.hpp"
 #include "dirty_map.hpp"
@@ -14,6 +15,7 @@
 #include "heap.hpp"
 #include "midway.h"
 #include "stats.hpp"
+#include "unmarked_calls.hpp"
 #include "window.hpp"
 
 #define MW_EXPORT extern "C" __attribute__((visibility("default")))
@@ -59,6 +61,11 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
+  // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
+  // MW_WARN_UNMARKED=0 silences them.
+  const char *warn_unmarked = std::getenv("MW_WARN_UNMARKED");
+  if (job.rank == 0 && !(warn_unmarked && std::string_view(warn_unmarked) == "0"))
+    mw::unmarked_calls::check();
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
   return 0;

@@ -1,7 +1,5 @@
 #include "window.hpp"
 
-#include <elf.h>
-#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -10,9 +8,10 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <vector>
+#include <optional>
 
 #include "error.hpp"
+#include "program_image.hpp"
 
 namespace mw::window {
 namespace {
@@ -23,40 +22,6 @@ std::mutex g_mutex;
 std::map<uintptr_t, uintptr_t> g_committed;  // begin -> end, disjoint, never adjacent
 
 uintptr_t round_up(uintptr_t x, uintptr_t to) { return (x + to - 1) / to * to; }
-
-// Where the linker put the program's MW_SHARED section: read from the section headers
-// of /proc/self/exe, because program headers carry no names and the symbols
-// __start_mw_shared/__stop_mw_shared are not exported to this library.
-// Returns false if the program has no shared static data.
-bool find_shared_section(uintptr_t *addr, size_t *size) {
-  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fatal_errno("mw_init", "cannot open /proc/self/exe to locate the shared data");
-  auto read_at = [fd](void *buf, size_t len, off_t off) {
-    if (pread(fd, buf, len, off) != static_cast<ssize_t>(len))
-      fatal("mw_init", "cannot read the ELF headers of /proc/self/exe");
-  };
-  Elf64_Ehdr eh;
-  read_at(&eh, sizeof eh, 0);
-  if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
-      eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shstrndx >= eh.e_shnum) {
-    close(fd);
-    return false;
-  }
-  std::vector<Elf64_Shdr> sh(eh.e_shnum);
-  read_at(sh.data(), sh.size() * sizeof(Elf64_Shdr), static_cast<off_t>(eh.e_shoff));
-  const Elf64_Shdr &strtab = sh[eh.e_shstrndx];
-  std::vector<char> names(strtab.sh_size + 1, '\0');
-  read_at(names.data(), strtab.sh_size, static_cast<off_t>(strtab.sh_offset));
-  close(fd);
-  for (const Elf64_Shdr &s : sh) {
-    if (s.sh_name < strtab.sh_size && std::strcmp(&names[s.sh_name], MW_SHARED_SECTION) == 0) {
-      *addr = s.sh_addr;
-      *size = s.sh_size;
-      return true;
-    }
-  }
-  return false;
-}
 
 void reserve(uintptr_t begin, uintptr_t end, const char *what) {
   void *want = reinterpret_cast<void *>(begin);
@@ -94,9 +59,13 @@ void commit_shadow(uintptr_t begin, uintptr_t end, const char *what) {
 // constructors, which may already store to shared data.
 __attribute__((constructor(101))) void setup() {
   g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  uintptr_t sbegin = kBase;
-  size_t ssize = 0;
-  if (find_shared_section(&sbegin, &ssize) && sbegin != kBase)
+  // Where the linker put the program's MW_SHARED data: read from the executable's
+  // section headers, since program headers carry no names.
+  std::optional<image::Section> shared =
+      image::read_section("/proc/self/exe", MW_SHARED_SECTION, false);
+  uintptr_t sbegin = shared ? shared->addr : kBase;
+  size_t ssize = shared ? shared->size : 0;
+  if (sbegin != kBase)
     fatal("mw_init",
           "the program's shared data (section %s) is at 0x%lx, not at the window base 0x%lx: "
           "compile and link it with mwcc",
