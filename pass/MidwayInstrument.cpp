@@ -35,6 +35,7 @@
 #include "midway.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
@@ -108,6 +109,12 @@ static cl::opt<bool> ClLoopRanges(
              "instead of after every store"),
     cl::init(true));
 
+static cl::opt<bool> ClMergeAdjacent(
+    "midway-merge-adjacent",
+    cl::desc("Mark stores that fill a contiguous range in one basic block once, "
+             "after the last of them, instead of one by one"),
+    cl::init(true));
+
 static cl::opt<bool> ClConditionalMarks(
     "midway-conditional-marks",
     cl::desc("Store a mark only if its bits are not all set already: a load "
@@ -148,6 +155,8 @@ ALWAYS_ENABLED_STATISTIC(NumOmittedPrivate,
 ALWAYS_ENABLED_STATISTIC(NumCoalescedInLoop,
                          "Number of writes marked by a loop range instead");
 ALWAYS_ENABLED_STATISTIC(NumLoopRanges, "Number of loop ranges marked");
+ALWAYS_ENABLED_STATISTIC(NumMergedInBlock,
+                         "Number of stores marked by a merged mark in their block");
 ALWAYS_ENABLED_STATISTIC(NumLibCallsMarked,
                          "Number of library calls whose writes are marked");
 ALWAYS_ENABLED_STATISTIC(NumWarnings,
@@ -740,6 +749,8 @@ public:
     chooseWrites();
     if (ClLoopRanges)
       planLoopRanges();
+    if (ClMergeAdjacent)
+      mergeAdjacentStores();
     chooseCalls();
     return instrument();
   }
@@ -761,6 +772,8 @@ private:
   std::optional<LoopWrite> coalesce(const LoopShape &Shape,
                                     ArrayRef<const LoopWrite *> Group);
   void settle(const LoopWrite &W);
+  void mergeAdjacentStores();
+  void mergeRun(ArrayRef<std::pair<int64_t, Write *>> Run, Value *Base);
   void chooseCalls();
   void chooseLibCall(CallBase &CB, LibFunc Func);
   void checkPointerArguments(CallBase &CB, AttributeList Known,
@@ -812,6 +825,16 @@ private:
   ScalarEvolution &SE;
 
   SmallVector<Write, 16> Writes;
+  /// Marks standing for several stores of one block (mergeAdjacentStores).
+  struct MergedMark {
+    Instruction *After;  // the last of the stores
+    Value *Base;
+    int64_t Offset;
+    uint64_t Size;
+    Align Alignment;
+    Region R;
+  };
+  SmallVector<MergedMark, 4> MergedMarks;
   SmallVector<CallBase *, 16> Calls;
   SmallVector<MarkedCall, 4> MarkedCalls;
   SmallVector<LoopRange, 4> Ranges;
@@ -1194,6 +1217,107 @@ void FunctionInstrumenter::settle(const LoopWrite &W) {
 }
 
 //===----------------------------------------------------------------------===//
+// Choose: stores that fill a range together
+//===----------------------------------------------------------------------===//
+
+/// Stores of one block to constant offsets from one base (a struct's fields, an
+/// unrolled loop's remainder) that together write a contiguous range get one
+/// mark, after the last of them: one wide mark instead of a chain of ORs into
+/// the same shadow byte, each waiting for the last. A group ends at any
+/// instruction that might not pass control on (a call, say), so every store it
+/// stands for has run when the mark is made; gaps split it, so it never covers
+/// a byte that was not written.
+void FunctionInstrumenter::mergeAdjacentStores() {
+  // A group: stores whose addresses differ from its first store's (Rep) by
+  // constants that ScalarEvolution can compute (row[i][1017], row[i][1018]...).
+  struct Group {
+    Value *Rep;
+    const SCEV *RepAddr;
+    SmallVector<std::pair<int64_t, Write *>, 8> Stores;  // offset from Rep
+  };
+  constexpr unsigned MaxGroups = 16;  // bounds the search per store
+  DenseMap<Instruction *, Write *> ByInst;
+  for (Write &W : Writes)
+    if (!W.Coalesced && W.R != Region::Private)
+      if (auto *SI = dyn_cast<StoreInst>(W.I); SI && SI->isSimple() &&
+          !DL.getTypeStoreSize(SI->getValueOperand()->getType()).isScalable() &&
+          !SI->getValueOperand()->getType()->isAggregateType())
+        ByInst[SI] = &W;
+  if (ByInst.size() < 2)
+    return;
+  for (BasicBlock &BB : F) {
+    SmallVector<Group, 4> Groups;
+    auto Flush = [&] {
+      for (Group &G : Groups) {
+        llvm::sort(G.Stores, [](const auto &A, const auto &B) { return A.first < B.first; });
+        // Split at gaps into runs; a run of two or more stores is merged.
+        size_t Begin = 0;
+        int64_t End = 0;
+        for (size_t I = 0, E = G.Stores.size(); I != E; ++I) {
+          auto [Offset, W] = G.Stores[I];
+          int64_t Size =
+              DL.getTypeStoreSize(cast<StoreInst>(W->I)->getValueOperand()->getType());
+          if (I > Begin && Offset > End) {
+            if (I - Begin >= 2)
+              mergeRun(ArrayRef(G.Stores).slice(Begin, I - Begin), G.Rep);
+            Begin = I;
+          }
+          End = I == Begin ? Offset + Size : std::max(End, Offset + Size);
+        }
+        if (G.Stores.size() - Begin >= 2)
+          mergeRun(ArrayRef(G.Stores).slice(Begin), G.Rep);
+      }
+      Groups.clear();
+    };
+    for (Instruction &I : BB) {
+      if (auto It = ByInst.find(&I); It != ByInst.end()) {
+        Value *Ptr = cast<StoreInst>(I).getPointerOperand();
+        const SCEV *Addr = SE.getSCEV(Ptr);
+        Group *Into = nullptr;
+        int64_t Offset = 0;
+        // (LLVM 19's computeConstantDifference sees only two-operand sums;
+        // a row-column address such as @g + 256 * i + 4 has three.)
+        for (Group &G : Groups)
+          if (auto *D = dyn_cast<SCEVConstant>(SE.getMinusSCEV(Addr, G.RepAddr));
+              D && D->getAPInt().getSignificantBits() <= 32) {
+            Into = &G;
+            Offset = D->getAPInt().getSExtValue();
+            break;
+          }
+        if (!Into) {
+          if (Groups.size() == MaxGroups)
+            Flush();
+          Into = &Groups.emplace_back(Group{Ptr, Addr, {}});
+        }
+        // Stores at constant distances lie in one object: one region.
+        Into->Stores.push_back({Offset, It->second});
+        continue;
+      }
+      if (!isGuaranteedToTransferExecutionToSuccessor(&I))
+        Flush();
+    }
+    Flush();
+  }
+}
+
+void FunctionInstrumenter::mergeRun(ArrayRef<std::pair<int64_t, Write *>> Run,
+                                    Value *Base) {
+  Instruction *Last = nullptr;
+  int64_t Begin = Run.front().first, End = Begin;
+  for (const auto &[Offset, W] : Run) {
+    auto *SI = cast<StoreInst>(W->I);
+    End = std::max<int64_t>(End, Offset + DL.getTypeStoreSize(SI->getValueOperand()->getType()));
+    if (!Last || Last->comesBefore(SI))
+      Last = SI;
+    W->Coalesced = true;
+  }
+  auto *First = cast<StoreInst>(Run.front().second->I);
+  MergedMarks.push_back({Last, Base, Begin, uint64_t(End - Begin), First->getAlign(),
+                         Run.front().second->R});
+  NumMergedInBlock += Run.size();
+}
+
+//===----------------------------------------------------------------------===//
 // Choose: calls
 //===----------------------------------------------------------------------===//
 
@@ -1400,6 +1524,17 @@ bool FunctionInstrumenter::instrument() {
     markRange(Mark.InsertBefore,
               Mark.Range.Latch->getTerminator()->getDebugLoc(), Mark.Start,
               Mark.Len, Mark.Range.Alignment, Mark.Range.R == Region::Unknown);
+  }
+
+  for (const MergedMark &M : MergedMarks) {
+    Changed = true;
+    Count(M.R);
+    Instruction *After = M.After->getNextNode();
+    IRBuilder<> IRB(After);
+    Value *Start = M.Offset ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), M.Base, M.Offset)
+                            : M.Base;
+    markBytes(After, M.After->getDebugLoc(), Start, {{0, M.Size}}, M.Alignment,
+              M.R == Region::Unknown);
   }
 
   for (Write &W : Writes) {

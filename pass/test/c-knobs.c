@@ -4,8 +4,8 @@
 // RUN: not %clang_mw -O2 -mllvm -midway-loop-ranges=false -S -o /dev/null %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=UNKNOWN
 // RUN: %clang_mw -fplugin=%plugin -O2 -S -emit-llvm -o - %s | FileCheck %s --check-prefix=RANGES
-// RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -midway-loop-ranges=false -S -emit-llvm -o - %s \
-// RUN:   | FileCheck %s --check-prefix=NORANGES
+// RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -midway-loop-ranges=false -mllvm -midway-merge-adjacent=false \
+// RUN:   -S -emit-llvm -o - %s | FileCheck %s --check-prefix=NORANGES
 // RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -midway-instrument=false -S -emit-llvm -o - %s \
 // RUN:   | FileCheck %s --check-prefix=OFF
 
@@ -26,9 +26,9 @@ MW_SHARED int counts[1024];
 // RANGES-NOT:     !nosanitize
 // RANGES:       }
 
-// The loop is not turned into a memset (n is not 0): with per-store marks, the
-// vector stores in the loop are each followed by a 16-byte mark, two whole
-// shadow bytes.
+// The loop is not turned into a memset (n is not 0): with per-store marks (and
+// no merging of the unrolled stores' marks), the vector stores in the loop are
+// each followed by a 16-byte mark, two whole shadow bytes.
 // NORANGES-LABEL: define {{.*}}void @reset(
 // NORANGES:       store <4 x i32> {{%.*}}, ptr [[P:%.*]], align 16
 // NORANGES-NEXT:  [[I:%.*]] = ptrtoint ptr [[P]] to i64

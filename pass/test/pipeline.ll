@@ -2,7 +2,7 @@
 ; OptimizerLast extension point), at -O0 as well as at -O1..-O3: after
 ; vectorization and the passes that delete, merge or widen stores, so that only
 ; the stores that remain are marked. -midway-instrument=false turns it off.
-; RUN: %opt -passes='default<O0>' -S %s | FileCheck %s --check-prefix=O0
+; RUN: %opt -passes='default<O0>' -midway-merge-adjacent=false -S %s | FileCheck %s --check-prefix=O0
 ; RUN: %opt -passes='default<O2>' -S %s | FileCheck %s --check-prefix=O2
 ; RUN: %opt -passes='default<O2>' -midway-instrument=false -S %s \
 ; RUN:   | FileCheck %s --check-prefix=OFF
@@ -14,7 +14,8 @@
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-unknown-linux-gnu"
 
-; At -O0 both stores are marked.
+; At -O0 both stores are marked (one by one, with merging off: merged, the two
+; marks of one address would be one).
 ; O0-LABEL: define void @dead_store(
 ; O0:         store i32 %a, ptr %p
 ; O0-NEXT:    ptrtoint ptr %p

@@ -4,7 +4,9 @@
 ; shadow bytes (8-aligned, a multiple of 8 long) are a store of all-ones; others
 ; OR their bits, shifted by p & 7, into the narrowest integer the store's alignment
 ; says can hold them (a 4-aligned address has p & 7 = 0 or 4).
-; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
+; Each function stores to one pointer several times, one size class after another;
+; merging adjacent marks (merge-adjacent.ll) is off so that each keeps its own.
+; RUN: %opt -passes=midway-instrument -midway-merge-adjacent=false -S %s | FileCheck %s
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-unknown-linux-gnu"
