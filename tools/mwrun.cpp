@@ -73,6 +73,10 @@ Options:
   --stats=json:FILE        write every rank's statistics and the totals to FILE, as
                            {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
   --timeout S              stop the job if it runs longer than S seconds (exit 124)
+  --exec-prefix 'CMD'      run each rank as CMD PROGRAM [ARGS...]; CMD's words are
+                           split on spaces and {rank} in them becomes the rank, e.g.
+                           --exec-prefix 'valgrind -q' or, to place each rank in a
+                           network namespace of its own, 'ip netns exec host{rank}'
   -h, --help               this text
   --                       end of mwrun's options
 
@@ -140,6 +144,7 @@ struct Options {
   int nprocs = 0;
   std::optional<std::string> provider, model, stats;
   int timeout_s = 0;  // 0: no limit
+  std::vector<std::string> exec_prefix;  // words run before the program; {rank} replaced
   std::vector<std::string> command;
 };
 
@@ -197,6 +202,10 @@ Options parse(int argc, char **argv) {
       if (s != "table" && !(s.rfind("json:", 0) == 0 && s.size() > 5))
         usage_error("--stats takes table or json:FILE, not '%s'", s.c_str());
       o.stats = s;
+    } else if (auto v = value_of(a, "--exec-prefix"); v) {
+      std::istringstream words(*v);
+      for (std::string w; words >> w;) o.exec_prefix.push_back(w);
+      if (o.exec_prefix.empty()) usage_error("--exec-prefix needs a command, e.g. 'valgrind -q'");
     } else if (auto v = value_of(a, "--timeout"); v) {
       o.timeout_s = parse_count("--timeout", *v, 1 << 24);
     } else {
@@ -853,14 +862,22 @@ class Job {
     env.insert(env.end(), set.begin(), set.end());
     env.emplace_back();  // MW_RANK, per rank
 
-    std::vector<char *> argv;
-    for (const std::string &a : o_.command) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
     const bool stdin_is_tty = isatty(STDIN_FILENO);
     const pid_t mwrun = getpid();
 
     for (int r = 0; r < o_.nprocs; r++) {
       env.back() = "MW_RANK=" + std::to_string(r);
+      // The rank's command line: the exec prefix, {rank} replaced, then the program.
+      std::vector<std::string> words;
+      for (std::string w : o_.exec_prefix) {
+        for (size_t at; (at = w.find("{rank}")) != std::string::npos;)
+          w.replace(at, 6, std::to_string(r));
+        words.push_back(std::move(w));
+      }
+      words.insert(words.end(), o_.command.begin(), o_.command.end());
+      std::vector<char *> argv;
+      for (std::string &w : words) argv.push_back(w.data());
+      argv.push_back(nullptr);
       std::vector<char *> envp;
       for (std::string &e : env) envp.push_back(e.data());
       envp.push_back(nullptr);

@@ -413,11 +413,23 @@ TEST_F(LaunchTest, RanksRunningAnotherBuildStopTheJob) {
 
 // ---- The command line ----
 
+// --exec-prefix runs each rank under a command of its own, {rank} replaced: how the
+// netns test places ranks on different hosts, and how one runs ranks under valgrind.
+TEST_F(LaunchTest, AnExecPrefixRunsEachRankUnderItsOwnCommand) {
+  Result r = run(mwrun(3, {"--exec-prefix", "env PREFIX_OF_RANK=r{rank}", "sh", "-c",
+                           "echo $MW_RANK:$PREFIX_OF_RANK"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(sorted_lines(r.out), (std::vector<std::string>{"0:r0", "1:r1", "2:r2"})) << r.out;
+  Result empty = run(mwrun(2, {"--exec-prefix", " ", "sh", "-c", "true"}));
+  EXPECT_EQ(empty.exit_code, 2);
+  EXPECT_NE(empty.err.find("--exec-prefix needs a command"), std::string::npos) << empty.err;
+}
+
 TEST_F(LaunchTest, HelpDocumentsEveryFlagAndVariable) {
   Result r = run({kMwrun, "--help"});
   EXPECT_EQ(r.exit_code, 0);
   for (const char *s : {"-n N", "--provider", "--model", "--stats", "--stats=json:FILE",
-                        "--timeout", "MW_RANK", "MW_NPROCS", "MW_JOB_DIR", "MW_JOB_ID", "MW_SECRET",
+                        "--timeout", "--exec-prefix", "MW_RANK", "MW_NPROCS", "MW_JOB_DIR", "MW_JOB_ID", "MW_SECRET",
                         "MW_PROVIDER", "MW_MODEL", "MW_STATS", "MW_STARTUP_TIMEOUT", "mpirun",
                         "MW_STATS=json:PATH", "PATH.<rank>.json"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
