@@ -6,7 +6,10 @@
 // with "not implemented yet" rather than pretend to succeed.
 #include <cerrno>
 #include <climits>
+#include <atomic>
 #include <cstdlib>
+#include <span>
+#include <vector>
 #include <string_view>
 
 #include "bootstrap.hpp"
@@ -15,6 +18,7 @@
 #include "heap.hpp"
 #include "midway.h"
 #include "stats.hpp"
+#include "transport.hpp"
 #include "unmarked_calls.hpp"
 #include "window.hpp"
 
@@ -50,6 +54,37 @@ int startup_timeout_ms() {
   return static_cast<int>(s * 1000);
 }
 
+// Start-up greetings received (one is expected, from the previous rank in the ring).
+std::atomic<int> g_hellos{0};
+
+void on_hello(const mw::transport::Header &, std::span<const std::byte>) {
+  g_hellos.fetch_add(1, std::memory_order_release);
+}
+
+// Opens this rank's endpoint, exchanges addresses through the launcher (mwrun's job
+// directory or PMIx) and connects. Then each rank greets the next one around a ring
+// and waits for the previous one's greeting: tcp connects lazily, so without this a
+// job could start whose ranks cannot reach each other (a wrong interface, a firewall,
+// a peer of another job), and the first lock request would hang instead of failing
+// here. Every message carries the job's secret, checked on arrival.
+void connect_ranks(const mw::bootstrap::Job &job) {
+  mw::transport::Config cfg;
+  cfg.rank = job.rank;
+  cfg.nprocs = job.nprocs;
+  cfg.provider = job.provider;
+  cfg.all_local = job.all_local;
+  cfg.job_secret = job.secret;
+  const std::vector<uint8_t> me = mw::transport::open(cfg);
+  mw::bootstrap::put("fabric.address", me.data(), me.size());
+  mw::bootstrap::fence();
+  std::vector<std::vector<uint8_t>> all(static_cast<size_t>(job.nprocs));
+  for (int r = 0; r < job.nprocs; r++) all[static_cast<size_t>(r)] = mw::bootstrap::get(r, "fabric.address");
+  mw::transport::on(mw::transport::MsgType::kHello, on_hello);
+  mw::transport::connect(all);
+  mw::transport::send((job.rank + 1) % job.nprocs, mw::transport::MsgType::kHello, nullptr, 0);
+  mw::transport::progress_until([] { return g_hellos.load(std::memory_order_acquire) > 0; });
+}
+
 }  // namespace
 
 MW_EXPORT int mw_init(int *argc, char ***argv) {
@@ -61,6 +96,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
+  if (job.nprocs > 1) connect_ranks(job);
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
   // MW_WARN_UNMARKED=0 silences them.
   const char *warn_unmarked = std::getenv("MW_WARN_UNMARKED");
@@ -74,7 +110,8 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::stats::finish("mw_finalize");
-  mw::bootstrap::leave();
+  mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
+  if (g_nprocs > 1) mw::transport::close();
   g_state = JobState::kFinished;
 }
 

@@ -557,7 +557,12 @@ TEST_F(LaunchTest, StatsTableHasARowPerRankAndATotal) {
   for (const std::string label : {"0", "1", "total"}) {
     std::vector<std::string> row = table_row(r.err, label);
     ASSERT_EQ(row.size(), kColumns) << "row " << label << " in\n" << r.err;
-    for (size_t c = 2; c <= 7; c++) EXPECT_DOUBLE_EQ(std::stod(row[c]), 0) << "no transport yet";
+    // The only messages are the start-up greetings: one sent and one received per
+    // rank, carrying no shared data.
+    const double greetings = label == std::string("total") ? 2 : 1;
+    EXPECT_DOUBLE_EQ(std::stod(row[2]), greetings) << r.err;
+    EXPECT_DOUBLE_EQ(std::stod(row[3]), greetings) << r.err;
+    for (size_t c = 4; c <= 5; c++) EXPECT_DOUBLE_EQ(std::stod(row[c]), 0) << r.err;
     const double elapsed = std::stod(row[1]), compute = std::stod(row[17]);
     if (label == "total") {
       EXPECT_NEAR(compute, compute_sum, 0.0015) << r.err;  // each cell is rounded to 1 ms
@@ -588,7 +593,11 @@ assert d["nprocs"] == 2, d["nprocs"]
 ranks, total = d["ranks"], d["total"]
 assert len(ranks) == 2
 for r in ranks:
-    for f in ["msgs_sent", "payload_bytes_received", "protocol_bytes_sent", "lock_acquires_local",
+    # The start-up greeting: one control message each way, no shared data.
+    for f in ["msgs_sent", "msgs_received", "sent.control.msgs", "received.control.msgs"]:
+        assert r[f] == 1, (f, r[f])
+    assert r["protocol_bytes_sent"] > 0, r
+    for f in ["payload_bytes_sent", "payload_bytes_received", "lock_acquires_local",
               "lock_acquires_remote", "barrier_crossings", "page_faults", "rejected_messages",
               "sent.grant.msgs", "received.page.payload_bytes", "acquire_wait_seconds"]:
         assert r[f] == 0, (f, r[f])
