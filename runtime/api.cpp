@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <climits>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <span>
 #include <vector>
@@ -67,7 +68,7 @@ void on_hello(const mw::transport::Header &, std::span<const std::byte>) {
 // job could start whose ranks cannot reach each other (a wrong interface, a firewall,
 // a peer of another job), and the first lock request would hang instead of failing
 // here. Every message carries the job's secret, checked on arrival.
-void connect_ranks(const mw::bootstrap::Job &job) {
+void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::transport::Config cfg;
   cfg.rank = job.rank;
   cfg.nprocs = job.nprocs;
@@ -81,8 +82,23 @@ void connect_ranks(const mw::bootstrap::Job &job) {
   for (int r = 0; r < job.nprocs; r++) all[static_cast<size_t>(r)] = mw::bootstrap::get(r, "fabric.address");
   mw::transport::on(mw::transport::MsgType::kHello, on_hello);
   mw::transport::connect(all);
+  // A peer that cannot be reached stops the greeting within the start-up timeout.
+  mw::transport::set_stall_timeout(timeout_ms);
   mw::transport::send((job.rank + 1) % job.nprocs, mw::transport::MsgType::kHello, nullptr, 0);
-  mw::transport::progress_until([] { return g_hellos.load(std::memory_order_acquire) > 0; });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  mw::transport::progress_until([deadline] {
+    return g_hellos.load(std::memory_order_acquire) > 0 ||
+           std::chrono::steady_clock::now() >= deadline;
+  });
+  if (g_hellos.load(std::memory_order_acquire) == 0) {
+    const int prev = (job.rank + job.nprocs - 1) % job.nprocs;
+    mw::fatal("mw_init",
+              "no message from rank %d within %d s over %s: the ranks joined the job but the "
+              "fabric does not connect them (check the network between their hosts, or "
+              "choose the interface with FI_TCP_IFACE; MW_STARTUP_TIMEOUT sets the wait)",
+              prev, timeout_ms / 1000, mw::transport::provider_name().c_str());
+  }
+  mw::transport::set_stall_timeout(60'000);
 }
 
 }  // namespace
@@ -96,7 +112,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
-  if (job.nprocs > 1) connect_ranks(job);
+  if (job.nprocs > 1) connect_ranks(job, startup_timeout_ms());
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
   // MW_WARN_UNMARKED=0 silences them.
   const char *warn_unmarked = std::getenv("MW_WARN_UNMARKED");

@@ -1139,6 +1139,43 @@ void nudge() {
   }
 }
 
+// How long a send may wait for the provider to accept it before the rank gives up.
+std::atomic<int> g_stall_timeout_ms{60'000};
+
+// A send the provider cannot take yet (-FI_EAGAIN, or no free send buffer): progress
+// first, which is what usually frees room; when that stops helping, sleep a little longer
+// each time (up to 1 ms) rather than spin; and report a peer that has accepted nothing
+// for the stall timeout (unreachable, or gone) instead of waiting for it forever.
+class SendRetry {
+ public:
+  SendRetry(const char *what, int dest) : what_(what), dest_(dest) {}
+  void again() {
+    nudge();
+    if (++tries_ < kSpinTries) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (tries_ == kSpinTries) since_ = now;
+    if (now - since_ > std::chrono::milliseconds(g_stall_timeout_ms.load(std::memory_order_relaxed))) {
+      if (dest_ < 0)
+        mw::fatal("transport", "sending %s: no send buffer came free for %d s (provider %s)",
+                  what_, g_stall_timeout_ms.load() / 1000, g.provider.c_str());
+      mw::fatal("transport",
+                "sending %s to rank %d: the provider (%s) has accepted nothing for %d s; "
+                "is rank %d reachable from here?",
+                what_, dest_, g.provider.c_str(), g_stall_timeout_ms.load() / 1000, dest_);
+    }
+    sleep_us_ = std::min(sleep_us_ ? 2 * sleep_us_ : 1, 1000);
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
+  }
+
+ private:
+  static constexpr unsigned kSpinTries = 1000;
+  const char *what_;
+  int dest_;
+  unsigned tries_ = 0;
+  int sleep_us_ = 0;
+  std::chrono::steady_clock::time_point since_;
+};
+
 // An application thread starts or stops being the progress thread.
 void enter_progress() {
   switch (g.wait) {
@@ -1390,7 +1427,8 @@ void service_main() {
 // Sending
 // ---------------------------------------------------------------------------------------
 
-SendBuf *take_sendbuf() {
+SendBuf *take_sendbuf(int dest) {
+  SendRetry retry("a message", dest);
   for (;;) {
     {
       std::lock_guard<std::mutex> lk(g.tx_mu);
@@ -1400,13 +1438,14 @@ SendBuf *take_sendbuf() {
         return b;
       }
     }
-    nudge();
+    retry.again();
   }
 }
 
 void post_sendbuf(int dest, SendBuf *b, size_t len, const char *what) {
   b->peer = dest;
   g.sends_in_flight.fetch_add(1, std::memory_order_relaxed);
+  SendRetry retry(what, dest);
   for (;;) {
     long ret;
     {
@@ -1416,12 +1455,13 @@ void post_sendbuf(int dest, SendBuf *b, size_t len, const char *what) {
     }
     if (ret == 0) break;
     if (ret != -FI_EAGAIN) fi_fatal("fi_send", ret, "of %s (%zu bytes) to rank %d", what, len, dest);
-    nudge();
+    retry.again();
   }
   ring(dest);
 }
 
 void post_inject(int dest, const void *buf, size_t len, const char *what) {
+  SendRetry retry(what, dest);
   for (;;) {
     long ret;
     {
@@ -1431,13 +1471,14 @@ void post_inject(int dest, const void *buf, size_t len, const char *what) {
     }
     if (ret == 0) break;
     if (ret != -FI_EAGAIN) fi_fatal("fi_inject", ret, "of %s (%zu bytes) to rank %d", what, len, dest);
-    nudge();
+    retry.again();
   }
   ring(dest);
 }
 
 // A split send: the header, then at once the payload, with nothing of ours between.
 void post_split(int dest, const Header &h, const void *payload, size_t len) {
+  SendRetry retry("a message", dest);
   for (;;) {
     {
       PostLock pl;
@@ -1458,7 +1499,7 @@ void post_split(int dest, const Header &h, const void *payload, size_t len) {
             ret = fi_inject(g.ep, payload, len, static_cast<fi_addr_t>(dest));
           }
           if (ret != -FI_EAGAIN) break;
-          nudge();
+          retry.again();
         }
         t_defer_sends = false;
         if (ret < 0)
@@ -1466,7 +1507,7 @@ void post_split(int dest, const Header &h, const void *payload, size_t len) {
         break;
       }
     }
-    nudge();  // no room for the header: progress, without the post lock
+    retry.again();  // no room for the header: progress, without the post lock
   }
   ring(dest);
 }
@@ -1500,7 +1541,7 @@ void send_eager(int dest, MsgType type, std::span<const iovec> head, std::span<c
     post_split(dest, h, buf, head_len + bulk_len);
     return;
   }
-  SendBuf *b = take_sendbuf();
+  SendBuf *b = take_sendbuf(dest);
   std::memcpy(b->buf, &h, sizeof h);
   gather(head, 0, b->buf + sizeof h, head_len);
   gather(bulk, 0, b->buf + sizeof h + head_len, bulk_len);
@@ -1520,7 +1561,7 @@ SendBuf *build_rts(MsgType type, uint32_t flags, uint64_t clock, uint64_t id,
               g.cfg.eager_limit);
   Header h = make_header(type, flags, clock, body, bulk_len);
   RtsBody rts{id, static_cast<uint32_t>(segs.size()), 0};
-  SendBuf *b = take_sendbuf();
+  SendBuf *b = take_sendbuf(-1);  // any free buffer; the peer is not known here
   std::byte *p = b->buf;
   std::memcpy(p, &h, sizeof h);
   std::memcpy(p + sizeof h, &rts, sizeof rts);
@@ -1597,7 +1638,7 @@ void send_chunked(int dest, MsgType type, std::span<const iovec> head, std::span
     size_t n = std::min(chunk, bulk_len - off);
     Header h = make_header(MsgType::kChunk, 0, 0, sizeof(ChunkBody) + n, 0);
     ChunkBody c{id, off};
-    SendBuf *cb = take_sendbuf();
+    SendBuf *cb = take_sendbuf(dest);
     std::memcpy(cb->buf, &h, sizeof h);
     std::memcpy(cb->buf + sizeof h, &c, sizeof c);
     gather(bulk, off, cb->buf + sizeof h + sizeof c, n);
@@ -1941,6 +1982,8 @@ void close() {
   g.opened = g.connected = false;
 }
 
+void set_stall_timeout(int ms) { g_stall_timeout_ms.store(ms, std::memory_order_relaxed); }
+
 std::string provider_name() { return g.provider; }
 WaitMode wait_mode() { return g.wait; }
 bool uses_rma() { return g.rma; }
@@ -1958,7 +2001,7 @@ namespace testing {
 void send_raw(int dest, const void *bytes, size_t len) {
   if (!g.connected) mw::fatal("transport::testing::send_raw", "called before connect");
   if (len <= g.buf_len) {
-    SendBuf *b = take_sendbuf();
+    SendBuf *b = take_sendbuf(dest);
     std::memcpy(b->buf, bytes, len);
     post_sendbuf(dest, b, len, "a raw test message");
     return;

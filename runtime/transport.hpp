@@ -127,6 +127,10 @@ void progress_until(Pred &&done) {
 // is lost.
 void close();
 
+// How long a send may wait for the provider to accept it (a peer unreachable or gone)
+// before the rank stops with an error naming the peer; 60 s unless set.
+void set_stall_timeout(int ms);
+
 // The provider in use, as libfabric names it ("shm", "tcp;ofi_rxm").
 std::string provider_name();
 
