@@ -92,9 +92,10 @@ void *allocate(size_t size, size_t line, const char *call) {
   size_t span_len;
   if (!take_free(size, align, &span, &span_len, &at)) {
     at = align_up(g_top, align);
-    if (size > g_end - at)
+    const size_t left = at < g_end ? static_cast<size_t>(g_end - at) : 0;  // alignment may pass the end
+    if (size > left)
       fatal(call, "cannot allocate %zu bytes: this rank's part of the shared heap has %zu of %zu "
-            "bytes left", size, static_cast<size_t>(g_end - at), static_cast<size_t>(g_end - g_begin));
+            "bytes left", size, left, static_cast<size_t>(g_end - g_begin));
     span = g_top;
     g_top = std::min(align_up(at + size, kMinAlign), g_end);
     span_len = g_top - span;

@@ -106,26 +106,26 @@ launcher's own. There is no mwrun to combine statistics: with
 "mpirun -x MW_STATS=json:PATH", each rank writes its own to PATH.<rank>.json.
 )";
 
+// "mwrun: <message>", then `tail`, then exit with `code`.
+[[noreturn]] void vexit(int code, const char *tail, const char *fmt, va_list ap) {
+  std::fputs("mwrun: ", stderr);
+  std::vfprintf(stderr, fmt, ap);
+  std::fputs(tail, stderr);
+  std::exit(code);
+}
+
 [[noreturn]] void usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void usage_error(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  std::fputs("mwrun: ", stderr);
-  std::vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  std::fputs("\nTry 'mwrun --help' for more information.\n", stderr);
-  std::exit(kUsageExit);
+  vexit(kUsageExit, "\nTry 'mwrun --help' for more information.\n", fmt, ap);
 }
 
 [[noreturn]] void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  std::fputs("mwrun: ", stderr);
-  std::vfprintf(stderr, fmt, ap);
-  va_end(ap);
-  std::fputc('\n', stderr);
-  std::exit(EXIT_FAILURE);
+  vexit(EXIT_FAILURE, "\n", fmt, ap);
 }
 
 void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
