@@ -1,17 +1,17 @@
 // The public API of midway.h. Each function checks its arguments and the state of the
 // job, then hands over to the module that owns the mechanism.
 //
-// The ranks of a job find each other (bootstrap), but the transport, locks, barriers and
-// the RC/PC machinery arrive with later work; until then their calls stop the program
-// with "not implemented yet" rather than pretend to succeed.
-#include <cerrno>
-#include <climits>
+// The ranks of a job find each other (bootstrap) and connect over the transport; locks,
+// bindings, barriers and the RC/PC machinery arrive with later work, and until then
+// their calls stop the program with "not implemented yet" rather than pretend to succeed.
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <climits>
 #include <cstdlib>
 #include <span>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "bootstrap.hpp"
 #include "dirty_map.hpp"
@@ -98,7 +98,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
               "choose the interface with FI_TCP_IFACE; MW_STARTUP_TIMEOUT sets the wait)",
               prev, timeout_ms / 1000, mw::transport::provider_name().c_str());
   }
-  mw::transport::set_stall_timeout(60'000);
+  mw::transport::set_stall_timeout(mw::transport::kDefaultStallTimeoutMs);
 }
 
 }  // namespace

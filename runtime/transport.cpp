@@ -1140,7 +1140,7 @@ void nudge() {
 }
 
 // How long a send may wait for the provider to accept it before the rank gives up.
-std::atomic<int> g_stall_timeout_ms{60'000};
+std::atomic<int> g_stall_timeout_ms{kDefaultStallTimeoutMs};
 
 // A send the provider cannot take yet (-FI_EAGAIN, or no free send buffer): progress
 // first, which is what usually frees room; when that stops helping, sleep a little longer

@@ -128,7 +128,8 @@ void progress_until(Pred &&done) {
 void close();
 
 // How long a send may wait for the provider to accept it (a peer unreachable or gone)
-// before the rank stops with an error naming the peer; 60 s unless set.
+// before the rank stops with an error naming the peer.
+inline constexpr int kDefaultStallTimeoutMs = 60'000;
 void set_stall_timeout(int ms);
 
 // The provider in use, as libfabric names it ("shm", "tcp;ofi_rxm").
