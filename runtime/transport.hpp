@@ -64,7 +64,7 @@ struct Config {
   uint64_t job_secret = 0;  // unique per job; every rank of the job passes the same
   // Tuning, identical on every rank of a job:
   size_t eager_limit = 16384;  // largest payload sent eagerly (receive buffers are this + 48)
-  unsigned spin_us = 50;       // how long an idle progress thread polls before it blocks
+  unsigned spin_us = 50;       // CPU time an idle progress thread polls for before it blocks
   WaitMode wait = WaitMode::kAuto;
   bool use_rma = true;  // false: send large bulk in chunks even where the provider has RMA
 };

@@ -179,6 +179,17 @@ class LaunchTest : public ::testing::Test {
     }
   }
 
+  // A killed rank must not leave its libfabric shm regions (/dev/shm/<pid>:...) behind:
+  // 16 MiB each, in a tmpfs that outlives the job.
+  void expect_no_shm_left() {
+    for (pid_t pid : recorded_pids()) {
+      const std::string prefix = std::to_string(pid) + ":";
+      for (const auto &e : fs::directory_iterator("/dev/shm"))
+        EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u)
+            << e.path() << " of process " << pid << " was left behind";
+    }
+  }
+
   fs::path dir_;
 };
 
@@ -265,6 +276,7 @@ TEST_P(CrashTest, ACrashedRankStopsTheWholeJob) {
       << r.err;
   EXPECT_LT(r.elapsed, kStopBound);
   expect_all_stopped(r, 8);
+  expect_no_shm_left();
 }
 
 INSTANTIATE_TEST_SUITE_P(Signals, CrashTest,
