@@ -1,9 +1,10 @@
 // The public API of midway.h. Each function checks its arguments and the state of the
 // job, then hands over to the module that owns the mechanism.
 //
-// The ranks of a job find each other (bootstrap) and connect over the transport; locks,
-// bindings, barriers and the RC/PC machinery arrive with later work, and until then
-// their calls stop the program with "not implemented yet" rather than pretend to succeed.
+// The ranks of a job find each other (bootstrap) and connect over the transport; locks
+// and bindings (locks.cpp) and barriers (barriers.cpp) keep entry-consistent data. The
+// RC/PC machinery arrives with later work, and until then its call stops the program
+// with "not implemented yet" rather than pretend to succeed.
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -13,10 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include "barriers.hpp"
 #include "bootstrap.hpp"
 #include "dirty_map.hpp"
 #include "error.hpp"
 #include "heap.hpp"
+#include "locks.hpp"
+#include "protocol.hpp"
 #include "midway.h"
 #include "stats.hpp"
 #include "transport.hpp"
@@ -81,6 +85,8 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   std::vector<std::vector<uint8_t>> all(static_cast<size_t>(job.nprocs));
   for (int r = 0; r < job.nprocs; r++) all[static_cast<size_t>(r)] = mw::bootstrap::get(r, "fabric.address");
   mw::transport::on(mw::transport::MsgType::kHello, on_hello);
+  mw::locks::init();
+  mw::barriers::init();
   mw::transport::connect(all);
   // A peer that cannot be reached stops the greeting within the start-up timeout.
   mw::transport::set_stall_timeout(timeout_ms);
@@ -112,6 +118,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
+  mw::protocol::start(job.rank, job.nprocs);
   if (job.nprocs > 1) connect_ranks(job, startup_timeout_ms());
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
   // MW_WARN_UNMARKED=0 silences them.
@@ -126,6 +133,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::stats::finish("mw_finalize");
+  mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
   mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
   if (g_nprocs > 1) mw::transport::close();
   g_state = JobState::kFinished;
@@ -209,17 +217,39 @@ MW_EXPORT double mw_phase_seconds(const char *name) {
   return mw::stats::phase_seconds("mw_phase_seconds", name);
 }
 
-// ---- Arriving with entry consistency, and with release/processor consistency ----
+// ---- Entry consistency ----
 
-MW_EXPORT void mw_acquire(mw_lock_t *, mw_mode_t) { not_yet("mw_acquire", "locks"); }
-MW_EXPORT void mw_release(mw_lock_t *) { not_yet("mw_release", "locks"); }
-MW_EXPORT void mw_bind(mw_lock_t *, const void *, size_t) { not_yet("mw_bind", "bindings"); }
-MW_EXPORT void mw_unbind(mw_lock_t *, const void *, size_t) { not_yet("mw_unbind", "bindings"); }
-MW_EXPORT void mw_barrier(mw_barrier_t *) { not_yet("mw_barrier", "barriers"); }
-MW_EXPORT void mw_barrier_bind(mw_barrier_t *, const void *, size_t) {
-  not_yet("mw_barrier_bind", "barriers");
+MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
+  require_running("mw_acquire");
+  mw::locks::acquire(l, mode);
 }
-MW_EXPORT void mw_barrier_final(mw_barrier_t *) { not_yet("mw_barrier_final", "barriers"); }
+MW_EXPORT void mw_release(mw_lock_t *l) {
+  require_running("mw_release");
+  mw::locks::release(l);
+}
+MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
+  require_running("mw_bind");
+  mw::locks::bind(l, addr, len);
+}
+MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
+  require_running("mw_unbind");
+  mw::locks::unbind(l, addr, len);
+}
+MW_EXPORT void mw_barrier(mw_barrier_t *b) {
+  require_running("mw_barrier");
+  mw::barriers::cross(b, false);
+}
+MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
+  require_running("mw_barrier_bind");
+  mw::barriers::bind(b, addr, len);
+}
+MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
+  require_running("mw_barrier_final");
+  mw::barriers::cross(b, true);
+}
+
+// ---- Arriving with release/processor consistency ----
+
 MW_EXPORT void mw_processor_consistent(const void *, size_t, unsigned) {
   not_yet("mw_processor_consistent", "processor consistency");
 }

@@ -32,6 +32,17 @@ std::string type_name(uint16_t type) {
     case MsgType::kPong: return "PONG";
     case MsgType::kData: return "DATA";
     case MsgType::kHello: return "HELLO";
+    case MsgType::kLockRequest: return "LOCK_REQUEST";
+    case MsgType::kLockForward: return "LOCK_FORWARD";
+    case MsgType::kLockGrant: return "LOCK_GRANT";
+    case MsgType::kGrantData: return "GRANT_DATA";
+    case MsgType::kLockBindings: return "LOCK_BINDINGS";
+    case MsgType::kLockRevoke: return "LOCK_REVOKE";
+    case MsgType::kLockRevokeAck: return "LOCK_REVOKE_ACK";
+    case MsgType::kBarrierArrive: return "BARRIER_ARRIVE";
+    case MsgType::kBarrierData: return "BARRIER_DATA";
+    case MsgType::kBarrierRelease: return "BARRIER_RELEASE";
+    case MsgType::kFinalizing: return "FINALIZING";
     default: break;
   }
   char buf[32];

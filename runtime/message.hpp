@@ -37,6 +37,18 @@ enum class MsgType : uint16_t {
   kPong,
   kData,
   kHello,  // start-up: each rank greets the next, proving the fabric connects them
+  // Entry consistency (locks.cpp, barriers.cpp; the update wire format is updates.hpp).
+  kLockRequest,    // acquirer -> the lock's manager
+  kLockForward,    // manager -> the lock's probable owner (the request, unchanged)
+  kLockGrant,      // owner -> acquirer: the lock, with the bound data it lacks
+  kGrantData,      // owner -> acquirer: more of a grant's data, ahead of kLockGrant
+  kLockBindings,   // owner -> acquirer: the lock's bindings, ahead of a grant, when long
+  kLockRevoke,     // owner -> a rank holding a non-exclusive copy: give it up
+  kLockRevokeAck,  // ... given up (at once, or at its release)
+  kBarrierArrive,  // crosser -> the barrier's manager, with its updates to bound data
+  kBarrierData,    // more of an arrival's or a release's updates, ahead of it
+  kBarrierRelease, // manager -> crosser, with the updates of the others it lacks
+  kFinalizing,     // a rank reached mw_finalize: it crosses no more barriers
   kEnd  // one past the last type
 };
 
@@ -44,6 +56,19 @@ enum class MsgType : uint16_t {
 // one stats::Kind here.
 constexpr stats::Kind kind_of(uint16_t type) {
   switch (static_cast<MsgType>(type)) {
+    case MsgType::kLockRequest:
+    case MsgType::kLockForward:
+    case MsgType::kLockRevoke:
+    case MsgType::kLockRevokeAck:
+      return stats::Kind::Lock;
+    case MsgType::kLockGrant:
+    case MsgType::kGrantData:
+    case MsgType::kLockBindings:
+      return stats::Kind::Grant;
+    case MsgType::kBarrierArrive:
+    case MsgType::kBarrierData:
+    case MsgType::kBarrierRelease:
+      return stats::Kind::Barrier;
     case MsgType::kPing:
     case MsgType::kPong:
     case MsgType::kData:

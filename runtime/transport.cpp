@@ -1934,6 +1934,21 @@ void progress_until(bool (*done)(void *), void *arg) {
   drive([&] { return done(arg); }, true);
 }
 
+void as_handler(void (*fn)(void *), void *arg) {
+  if (!g.connected) return fn(arg);
+  if (t_in_handler || t_role_depth > 0)
+    mw::fatal("transport::as_handler", "called from a message handler (run the step directly)");
+  // drive() takes the progress role and asks done() first: run fn there, once.
+  drive(
+      [&] {
+        t_in_handler = true;
+        fn(arg);
+        t_in_handler = false;
+        return true;
+      },
+      true);
+}
+
 void close() {
   if (!g.opened) return;
   if (g.connected) {

@@ -122,6 +122,16 @@ void progress_until(Pred &&done) {
   progress_until([](void *p) { return (*static_cast<Pred *>(p))(); }, &done);
 }
 
+// Runs fn on the calling thread as a handler runs: never concurrently with a handler,
+// and sends from it nest like a handler's. For an application thread's protocol step
+// that changes state handlers also change and sends messages that must stay in order
+// with theirs (a lock request, a barrier arrival). Like a handler, fn must not wait.
+// Before connect() (a job of one rank) it simply calls fn.
+void as_handler(void (*fn)(void *), void *arg);
+template <class F>
+void as_handler(F &&fn) {
+  as_handler([](void *p) { (*static_cast<F *>(p))(); }, &fn);
+}
 // Waits for this rank's sends to complete, stops the service thread and closes what
 // open() opened, in reverse. Call after a job-wide barrier: a message that arrives later
 // is lost.

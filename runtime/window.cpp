@@ -129,4 +129,15 @@ bool accessible(const void *p, size_t len) {
   return a >= it->first && a + len <= it->second;
 }
 
+bool make_accessible(const void *p, size_t len) {
+  if (accessible(p, len)) return true;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (!contains(p, len) || a < g_layout.heap_begin) return false;
+  uintptr_t begin = a & ~(g_page - 1);
+  uintptr_t end = round_up(a + len, g_page);
+  if (end > kEnd) return false;
+  commit(begin, end);
+  return true;
+}
+
 }  // namespace mw::window

@@ -41,6 +41,10 @@ void commit(uintptr_t begin, uintptr_t end);
 // marks may be touched?
 bool accessible(const void *p, size_t len);
 
+// Makes [p, p+len) accessible if it is shared memory: static data is, and heap pages are
+// committed here on demand (data another rank allocated, which this rank binds or
+// receives in an update). False if the range is not in static data or the heap.
+bool make_accessible(const void *p, size_t len);
 size_t page_size();
 
 }  // namespace mw::window

@@ -1,0 +1,437 @@
+#include "locks.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+#include "bindings.hpp"
+#include "dirty_map.hpp"
+#include "error.hpp"
+#include "heap.hpp"
+#include "protocol.hpp"
+#include "stats.hpp"
+#include "timestamps.hpp"
+#include "transport.hpp"
+#include "updates.hpp"
+#include "window.hpp"
+
+namespace mw::locks {
+namespace {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+
+constexpr int kNone = -1;  // Lock::held when this rank does not hold the lock
+
+struct Request {
+  uint64_t lock;
+  int32_t rank;  // the acquirer
+  uint32_t mode;
+  uint64_t t_seen;     // when the acquirer last saw the lock (0: never)
+  uint64_t bind_version;  // the acquirer's bindings, to tell whether the grant must carry them
+};
+struct GrantExtra {
+  uint32_t mode;
+  uint32_t reserved;
+};
+struct LockOnly {
+  uint64_t lock;
+};
+
+struct Lock {
+  uintptr_t addr = 0;
+  int manager = 0;
+  int probable_owner = 0;      // at the manager: where the next request goes
+  bool owner = false;          // this rank owns the lock (holds it or may grant it)
+  int held = kNone;            // this rank's hold: kNone, MW_EXCLUSIVE or MW_NONEXCLUSIVE
+  bool ever_held = false;      // past the start-up pattern (mw_bind without holding)
+  std::vector<int> readers;    // at the owner: ranks holding a non-exclusive copy
+  std::deque<Request> queue;   // at the owner, or at the rank ownership is coming to
+  int acks_pending = 0;        // at the owner: revokes sent and not yet answered
+  bool read_valid = false;     // a non-exclusive copy to re-acquire with no message
+  int revoker = kNone;         // the owner to answer at release, if a revoke came
+  bool waiting = false;        // this rank's request is out
+  std::atomic<bool> granted{false};
+  uint64_t t_seen = 0;         // Lamport time this rank last saw the lock
+  Bindings bindings;
+  // Bindings changed by an exclusive holder count up from 1 and travel with the lock;
+  // start-up bindings (made by every rank alike, before acquiring) are version 0 and
+  // stay where they were made, so a request served before the owner has made its own
+  // start-up calls does not hand the acquirer an empty set.
+  uint64_t bind_version = 0;
+};
+
+std::unordered_map<uintptr_t, std::unique_ptr<Lock>> g_locks;  // under protocol::mu()
+const uint64_t g_salt = 0x9e3779b97f4a7c15ull * static_cast<uint64_t>(getpid() + 1);
+
+int me() { return protocol::rank(); }
+
+
+
+Lock &get(uintptr_t addr) {
+  auto &slot = g_locks[addr];
+  if (!slot) {
+    slot = std::make_unique<Lock>();
+    slot->addr = addr;
+    slot->manager = manager_of(addr);
+    slot->probable_owner = slot->manager;
+    slot->owner = slot->manager == me();  // a lock starts at its manager, free
+  }
+  return *slot;
+}
+
+// The lock's record, remembered in the lock object's own (runtime-private) bytes so that
+// a cached re-acquire needs no table lookup. A check word guards against bytes that are
+// not ours (another process's pointer, if bound data shipped over the lock object).
+Lock *record_of(mw_lock_t *l) {
+  uint64_t p = l->mw_private_[0], check = l->mw_private_[1];
+  if (p && (p ^ reinterpret_cast<uintptr_t>(l) ^ g_salt) == check) return reinterpret_cast<Lock *>(p);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Lock *k = &get(reinterpret_cast<uintptr_t>(l));
+  l->mw_private_[0] = reinterpret_cast<uint64_t>(k);
+  l->mw_private_[1] = reinterpret_cast<uint64_t>(k) ^ reinterpret_cast<uintptr_t>(l) ^ g_salt;
+  return k;
+}
+
+const char *mode_name(int mode) {
+  return mode == MW_EXCLUSIVE ? "exclusive" : "non-exclusive";
+}
+
+size_t line_for(uintptr_t addr) {
+  size_t line = heap::line_of(reinterpret_cast<const void *>(addr));
+  return line ? line : heap::kDefaultLine;
+}
+
+void wake(Lock &k, int mode) {
+  k.held = mode;
+  k.ever_held = true;
+  k.waiting = false;
+  k.granted.store(true, std::memory_order_release);
+}
+
+void send_small(int dest, MsgType type, const void *body, size_t len) {
+  iovec h{const_cast<void *>(body), len};
+  transport::send(dest, type, std::span<const iovec>(&h, 1), {}, protocol::tick());
+}
+
+// Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
+void grant(Lock &k, const Request &r) {
+  const uint64_t now = protocol::tick();
+  std::vector<timestamps::Run> runs;
+  for (const Range &b : k.bindings.ranges()) timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
+  for (const Range &b : k.bindings.ranges()) timestamps::collect(b.addr, b.len, r.t_seen, runs);
+  if (r.bind_version < k.bind_version) {
+    std::vector<uint64_t> body{k.addr, k.bind_version};
+    for (const Range &b : k.bindings.ranges()) {
+      body.push_back(b.addr);
+      body.push_back(b.len);
+    }
+    transport::send(r.rank, MsgType::kLockBindings, body.data(), body.size() * sizeof(uint64_t), now);
+  }
+  GrantExtra ex{r.mode, 0};
+  updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now);
+  if (r.mode == MW_EXCLUSIVE) {
+    k.owner = false;
+    k.read_valid = false;
+    k.t_seen = now;
+    k.readers.clear();
+  } else if (std::find(k.readers.begin(), k.readers.end(), r.rank) == k.readers.end()) {
+    k.readers.push_back(r.rank);
+  }
+}
+
+// Serves the owner's queue, in order, as far as the lock's state allows.
+void serve(Lock &k) {
+  while (k.owner && !k.queue.empty()) {
+    if (k.held == MW_EXCLUSIVE) return;  // at release
+    const Request r = k.queue.front();
+    if (r.mode == MW_NONEXCLUSIVE) {
+      k.queue.pop_front();
+      if (r.rank == me())
+        wake(k, MW_NONEXCLUSIVE);
+      else
+        grant(k, r);
+      continue;
+    }
+    if (k.held == MW_NONEXCLUSIVE || k.acks_pending > 0) return;  // at release / last ack
+    for (int reader : k.readers) {
+      if (reader == r.rank) continue;
+      LockOnly body{k.addr};
+      send_small(reader, MsgType::kLockRevoke, &body, sizeof body);
+      k.acks_pending++;
+    }
+    if (k.acks_pending > 0) return;
+    k.queue.pop_front();
+    k.readers.clear();
+    if (r.rank == me()) {
+      wake(k, MW_EXCLUSIVE);
+      return;
+    }
+    grant(k, r);
+    // The requests queued behind r are r's to serve now.
+    for (const Request &q : k.queue) send_small(r.rank, MsgType::kLockForward, &q, sizeof q);
+    k.queue.clear();
+    return;
+  }
+}
+
+void at_owner(Lock &k, const Request &r) {
+  k.queue.push_back(r);
+  serve(k);
+}
+
+// At the manager: forward to the probable owner; an exclusive requester becomes it.
+void route(Lock &k, const Request &r) {
+  if (k.manager != me()) {
+    send_small(k.manager, MsgType::kLockRequest, &r, sizeof r);
+    return;
+  }
+  int target = k.probable_owner;
+  if (r.mode == MW_EXCLUSIVE) k.probable_owner = r.rank;
+  if (target == me())
+    at_owner(k, r);
+  else
+    send_small(target, MsgType::kLockForward, &r, sizeof r);
+}
+
+[[noreturn]] void malformed(const Header &h, const char *why) {
+  fatal("transport", "malformed %s message from rank %d: %s",
+        transport::type_name(h.type).c_str(), h.sender, why);
+}
+
+template <class T>
+T body_of(const Header &h, Bytes payload) {
+  T t;
+  if (payload.size() != sizeof t) malformed(h, "wrong length");
+  std::memcpy(&t, payload.data(), sizeof t);
+  return t;
+}
+
+Request request_of(const Header &h, Bytes payload) {
+  Request r = body_of<Request>(h, payload);
+  if (r.rank < 0 || r.rank >= protocol::nprocs()) malformed(h, "no such rank");
+  if (r.mode != MW_EXCLUSIVE && r.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
+  return r;
+}
+
+void on_request(const Header &h, Bytes payload) {
+  Request r = request_of(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(r.lock);
+  if (k.manager != me()) malformed(h, "a request for a lock this rank does not manage");
+  route(k, r);
+}
+
+void on_forward(const Header &h, Bytes payload) {
+  Request r = request_of(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  at_owner(get(r.lock), r);
+}
+
+// The runs of a grant are in place (the placer put them there): take their stamps, and
+// drop this rank's own marks on them, which the grant's newer values replace.
+void take_runs(const std::vector<updates::RunDesc> &runs) {
+  for (const updates::RunDesc &d : runs) {
+    timestamps::record(d.addr, d.len, d.stamp);
+    dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+  }
+}
+
+void on_grant_data(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, 0);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  take_runs(p.runs);
+}
+
+void on_grant(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, sizeof(GrantExtra));
+  GrantExtra ex;
+  std::memcpy(&ex, p.extra.data(), sizeof ex);
+  if (ex.mode != MW_EXCLUSIVE && ex.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  take_runs(p.runs);
+  Lock &k = get(p.object);
+  if (!k.waiting) malformed(h, "a grant this rank did not ask for");
+  k.t_seen = h.clock;
+  if (ex.mode == MW_EXCLUSIVE) {
+    k.owner = true;
+    k.readers.clear();
+    k.read_valid = false;
+  } else {
+    k.read_valid = true;
+  }
+  wake(k, static_cast<int>(ex.mode));
+}
+
+void on_bindings(const Header &h, Bytes payload) {
+  if (payload.size() < 16 || (payload.size() - 16) % 16 != 0) malformed(h, "wrong length");
+  std::vector<uint64_t> w(payload.size() / 8);
+  std::memcpy(w.data(), payload.data(), payload.size());
+  std::vector<Range> ranges;
+  for (size_t i = 2; i < w.size(); i += 2) {
+    if (!window::make_accessible(reinterpret_cast<void *>(w[i]), w[i + 1]))
+      malformed(h, "a bound range outside the shared window");
+    ranges.push_back({w[i], w[i + 1]});
+  }
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Lock &k = get(w[0]);
+  k.bindings.assign(std::move(ranges));
+  k.bind_version = w[1];
+}
+
+void on_revoke(const Header &h, Bytes payload) {
+  LockOnly b = body_of<LockOnly>(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(b.lock);
+  if (k.held == MW_NONEXCLUSIVE && !k.owner) {
+    k.revoker = h.sender;  // answered at release
+    return;
+  }
+  k.read_valid = false;
+  send_small(h.sender, MsgType::kLockRevokeAck, &b, sizeof b);
+}
+
+void on_revoke_ack(const Header &h, Bytes payload) {
+  LockOnly b = body_of<LockOnly>(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(b.lock);
+  auto it = std::find(k.readers.begin(), k.readers.end(), h.sender);
+  if (it == k.readers.end() || k.acks_pending == 0) malformed(h, "an answer to no revoke");
+  k.readers.erase(it);
+  if (--k.acks_pending == 0) serve(k);
+}
+
+// Can this rank take the lock with no message?
+bool local(const Lock &k, int mode) {
+  if (mode == MW_EXCLUSIVE)
+    return k.owner && k.readers.empty() && k.queue.empty() && k.acks_pending == 0;
+  return (k.owner && k.queue.empty() && k.acks_pending == 0) || (!k.owner && k.read_valid);
+}
+
+}  // namespace
+
+int manager_of(uintptr_t addr) {
+  // Locks are 16 bytes: neighbours in an array of locks go to different managers.
+  return static_cast<int>((addr >> 4) % static_cast<uintptr_t>(protocol::nprocs()));
+}
+
+void init() {
+  transport::on(MsgType::kLockRequest, on_request);
+  transport::on(MsgType::kLockForward, on_forward);
+  transport::on(MsgType::kLockGrant, on_grant, updates::place);
+  transport::on(MsgType::kGrantData, on_grant_data, updates::place);
+  transport::on(MsgType::kLockBindings, on_bindings);
+  transport::on(MsgType::kLockRevoke, on_revoke);
+  transport::on(MsgType::kLockRevokeAck, on_revoke_ack);
+}
+
+void acquire(mw_lock_t *l, mw_mode_t mode) {
+  protocol::check_object("mw_acquire", "lock", l, sizeof *l);
+  if (mode != MW_EXCLUSIVE && mode != MW_NONEXCLUSIVE)
+    fatal("mw_acquire", "lock %p: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", static_cast<void *>(l),
+          static_cast<int>(mode));
+  Lock *k = record_of(l);
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    if (k->held != kNone)
+      fatal("mw_acquire",
+            "lock %p is already held by this rank (%s): release it before acquiring it again",
+            static_cast<void *>(l), mode_name(k->held));
+    if (local(*k, mode)) {
+      k->held = mode;
+      k->ever_held = true;
+      stats::lock_acquire(false);
+      return;
+    }
+  }
+  stats::ScopedWait wait(stats::Wait::Acquire);
+  k->granted.store(false, std::memory_order_relaxed);
+  transport::as_handler([&] {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    k->waiting = true;
+    Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version};
+    // The owner serves itself when nobody waits (an exclusive request then only waits
+    // for the readers' revokes) and for a non-exclusive copy, which never moves the lock.
+    // Otherwise it queues through the manager like any rank: an exclusive request
+    // queued here behind others would move with the queue to the next owner, outside
+    // the manager's order, and two ranks could end up each queued behind the other.
+    if (k->owner && (mode == MW_NONEXCLUSIVE || k->queue.empty()))
+      at_owner(*k, r);
+    else
+      route(*k, r);
+  });
+  if (!k->granted.load(std::memory_order_acquire))
+    transport::progress_until([k] { return k->granted.load(std::memory_order_acquire); });
+  stats::lock_acquire(true);
+}
+
+void release(mw_lock_t *l) {
+  protocol::check_object("mw_release", "lock", l, sizeof *l);
+  Lock *k = record_of(l);
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    if (k->held == kNone) fatal("mw_release", "lock %p is not held by this rank", static_cast<void *>(l));
+    if (k->queue.empty() && k->revoker == kNone) {
+      k->held = kNone;
+      return;
+    }
+  }
+  transport::as_handler([&] {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    k->held = kNone;
+    if (k->revoker != kNone) {
+      LockOnly b{k->addr};
+      send_small(k->revoker, MsgType::kLockRevokeAck, &b, sizeof b);
+      k->revoker = kNone;
+      k->read_valid = false;
+    }
+    serve(*k);
+  });
+}
+
+namespace {
+Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
+  protocol::check_object(call, "lock", l, sizeof *l);
+  protocol::check_range(call, "lock", l, addr, len);
+  Lock *k = record_of(l);
+  if (k->held != MW_EXCLUSIVE && k->ever_held)
+    fatal(call,
+          "lock %p is not held exclusively by this rank: change a lock's bindings while "
+          "holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before "
+          "any acquires it)",
+          static_cast<void *>(l));
+  return k;
+}
+}  // namespace
+
+void bind(mw_lock_t *l, const void *addr, size_t len) {
+  Lock *k = check_binder("mw_bind", l, addr, len);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
+  if (k->held == MW_EXCLUSIVE) k->bind_version++;
+}
+
+void unbind(mw_lock_t *l, const void *addr, size_t len) {
+  Lock *k = check_binder("mw_unbind", l, addr, len);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
+  if (k->held == MW_EXCLUSIVE) k->bind_version++;
+}
+
+}  // namespace mw::locks

@@ -1,0 +1,37 @@
+// Locks: entry consistency's synchronization objects (Midway, sections 2.2, 4.2, 4.3).
+//
+// Finding the lock. Each lock has a manager, chosen by its address. A request goes to the
+// manager, which forwards it to the lock's probable owner: the last rank it sent an
+// exclusive request to (the lock's first owner is its manager). A rank that receives
+// requests before it owns the lock queues them, so the owners form a distributed queue
+// (Forin et al.); ownership passes down it with each exclusive grant, together with the
+// requests queued behind it.
+//
+// Modes. The owner grants non-exclusive copies and keeps the lock; the holders of copies
+// are its readers. A reader re-acquires its copy non-exclusively with no message until
+// an exclusive request revokes it (LOCK_REVOKE; the reader answers at once, or at its
+// release). An exclusive grant moves ownership. The owner re-acquires with no message.
+//
+// Data. Each rank remembers when it last saw the lock (the grant's Lamport time) and
+// sends it with its request; the owner stamps the dirty lines of the bound data with
+// its clock (timestamps.hpp) and ships the lines stamped later, in the grant itself.
+// Bindings travel with the lock: the grant carries them when the acquirer's differ.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "midway.h"
+
+namespace mw::locks {
+
+void init();  // registers the message handlers (before transport::connect)
+
+void acquire(mw_lock_t *l, mw_mode_t mode);
+void release(mw_lock_t *l);
+void bind(mw_lock_t *l, const void *addr, size_t len);
+void unbind(mw_lock_t *l, const void *addr, size_t len);
+
+// The rank that manages the lock at `addr`.
+int manager_of(uintptr_t addr);
+
+}  // namespace mw::locks

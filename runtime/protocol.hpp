@@ -1,0 +1,39 @@
+// What the consistency protocols (locks.cpp, barriers.cpp) share: the one mutex over
+// their state, this rank's Lamport clock, and how a synchronization object is checked
+// and named in errors.
+//
+// Threads. Protocol state is changed by message handlers (on the service thread, or on
+// an application thread inside transport::progress_until) and by the application's
+// calls. Every change holds `mu()`. A step that must also send (a lock request, a
+// barrier arrival) runs inside transport::as_handler, so that its messages stay in
+// order with the handlers' and a send never waits for a thread that waits for `mu()`:
+// the order is always progress role, then mu(). Fast paths that send nothing (a cached
+// re-acquire) take mu() alone.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace mw::protocol {
+
+std::mutex &mu();
+
+// Set by mw_init.
+void start(int rank, int nprocs);
+int rank();
+int nprocs();
+
+// Lamport's clock (Midway 4.3): ticked for each timestamp and message that carries
+// one, and raised to the clock of each message received.
+uint64_t tick();
+void observe(uint64_t remote_clock);
+
+// Stops with "call: <what> <addr> is not in shared memory ..." unless the object lies
+// in the shared window. `what` is "lock" or "barrier".
+void check_object(const char *call, const char *what, const void *object, size_t size);
+// Stops unless [addr, addr+len) is shared memory, committing heap pages another rank
+// allocated; names the object it was to be bound to.
+void check_range(const char *call, const char *what, const void *object, const void *addr,
+                 size_t len);
+
+}  // namespace mw::protocol
