@@ -12,6 +12,7 @@ config.test_exec_root = config.e2e_obj_dir
 config.environment["PATH"] = os.pathsep.join(
     [config.llvm_tools_dir, config.midway_bin_dir, config.environment.get("PATH", "")])
 config.substitutions.append(("%mwcc", os.path.join(config.midway_bin_dir, "mwcc") + " -Wall -Werror"))
+config.substitutions.append(("%mwrun", os.path.join(config.midway_bin_dir, "mwrun") + " --timeout 60"))
 config.substitutions.append(("%inputs", config.e2e_source_dir))
 
 # Vector widths the machine can run, for tests that compile vectorized loops.

@@ -1,18 +1,28 @@
-// Runtime misuse stops the program with a message naming the call and the rank.
+// Runtime misuse stops the program with a message naming the call, the object and the
+// rank; nothing hangs.
 // RUN: %mwcc -O1 %s -o %t
 // RUN: not %t before-init 2>&1 | FileCheck %s --check-prefix=BEFORE
 // RUN: not %t init-twice 2>&1 | FileCheck %s --check-prefix=TWICE
-// RUN: not %t acquire 2>&1 | FileCheck %s --check-prefix=ACQUIRE
-// RUN: not %t barrier 2>&1 | FileCheck %s --check-prefix=BARRIER
+// RUN: not %t acquire-twice 2>&1 | FileCheck %s --check-prefix=TWICE-ACQ
+// RUN: not %t release-unheld 2>&1 | FileCheck %s --check-prefix=UNHELD
+// RUN: not %t private-lock 2>&1 | FileCheck %s --check-prefix=PRIVATE-LOCK
+// RUN: not %t private-barrier 2>&1 | FileCheck %s --check-prefix=PRIVATE-BARRIER
+// RUN: not %t bind-private 2>&1 | FileCheck %s --check-prefix=BIND-PRIVATE
+// RUN: not %t bind-unheld 2>&1 | FileCheck %s --check-prefix=BIND-UNHELD
+// RUN: not %t bad-mode 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not %t after-finalize 2>&1 | FileCheck %s --check-prefix=AFTER
 // RUN: env MW_NPROCS=4 not %t ok 2>&1 | FileCheck %s --check-prefix=NPROCS
 // RUN: %t ok | FileCheck %s --check-prefix=OK
+// A barrier that some ranks cross and another never does: the job stops, naming both.
+// RUN: not %mwrun -n 2 %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
+// RUN: not %mwrun -n 3 %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
 #include <midway.h>
 #include <stdio.h>
 #include <string.h>
 
 MW_SHARED mw_lock_t lock;
 MW_SHARED mw_barrier_t barrier;
+MW_SHARED int data[16];
 
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "ok";
@@ -25,13 +35,46 @@ int main(int argc, char **argv) {
     // TWICE: midway: mw_init: called twice (each process joins the job once) (rank 0)
     mw_init(&argc, &argv);
   }
-  if (!strcmp(what, "acquire")) {
-    // ACQUIRE: midway: mw_acquire: not implemented yet: locks (rank 0)
+  if (!strcmp(what, "acquire-twice")) {
+    // TWICE-ACQ: midway: mw_acquire: lock 0x{{[0-9a-f]+}} is already held by this rank (non-exclusive): release it before acquiring it again (rank 0)
+    mw_acquire(&lock, MW_NONEXCLUSIVE);
     mw_acquire(&lock, MW_EXCLUSIVE);
   }
-  if (!strcmp(what, "barrier")) {
-    // BARRIER: midway: mw_barrier: not implemented yet: barriers (rank 0)
-    mw_barrier(&barrier);
+  if (!strcmp(what, "release-unheld")) {
+    // UNHELD: midway: mw_release: lock 0x{{[0-9a-f]+}} is not held by this rank (rank 0)
+    mw_acquire(&lock, MW_EXCLUSIVE);
+    mw_release(&lock);
+    mw_release(&lock);
+  }
+  if (!strcmp(what, "private-lock")) {
+    // PRIVATE-LOCK: midway: mw_acquire: lock 0x{{[0-9a-f]+}} is not in shared memory: a lock must be MW_SHARED or allocated with mw_malloc, so that it is the same object on every rank (rank 0)
+    mw_lock_t mine = {{0, 0}};
+    mw_acquire(&mine, MW_EXCLUSIVE);
+  }
+  if (!strcmp(what, "private-barrier")) {
+    // PRIVATE-BARRIER: midway: mw_barrier: barrier 0x{{[0-9a-f]+}} is not in shared memory
+    static mw_barrier_t mine;
+    mw_barrier(&mine);
+  }
+  if (!strcmp(what, "bind-private")) {
+    // BIND-PRIVATE: midway: mw_bind: [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) is not in shared memory, so it cannot be bound to lock 0x{{[0-9a-f]+}}: bind MW_SHARED data or memory from mw_malloc (rank 0)
+    static int private_data[4];
+    mw_bind(&lock, private_data, sizeof private_data);
+  }
+  if (!strcmp(what, "bind-unheld")) {
+    // BIND-UNHELD: midway: mw_bind: lock 0x{{[0-9a-f]+}} is not held exclusively by this rank: change a lock's bindings while holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before any acquires it) (rank 0)
+    mw_bind(&lock, data, sizeof data);  // the start-up pattern: allowed
+    mw_acquire(&lock, MW_NONEXCLUSIVE);
+    mw_release(&lock);
+    mw_bind(&lock, data, 4);
+  }
+  if (!strcmp(what, "bad-mode")) {
+    // MODE: midway: mw_acquire: lock 0x{{[0-9a-f]+}}: mode 7 is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE (rank 0)
+    mw_acquire(&lock, (mw_mode_t)7);
+  }
+  if (!strcmp(what, "skip-barrier")) {
+    // SKIP: midway: {{mw_barrier|mw_finalize}}: barrier 0x{{[0-9a-f]+}} {{was reached by rank\(s\) 1.*but this rank reached mw_finalize without crossing it|can never complete: .*rank 0 has reached mw_finalize without crossing it}}
+    if (mw_rank() != 0) mw_barrier(&barrier);
   }
   mw_finalize();
   if (!strcmp(what, "after-finalize")) {
