@@ -1,0 +1,203 @@
+/* mm_ec.c — Midway's MM-ec (Bershad, Zekauskas and Sawdon 1993, section 5.2): a matrix
+ * multiply C = A x B of floats under entry consistency.
+ *
+ * The paper's program: a master writes A and B; every processor takes a non-exclusive
+ * lock on all of A and one on its portion of B, computes its portion of C, and crosses a
+ * terminating barrier that carries its portion of C back to the master. The lock
+ * acquires bring each processor exactly the input it reads (one message each way), the
+ * barrier brings the master exactly the output; that is why MM-ec needs so few messages.
+ *
+ * Here each rank computes a band of ROWS of C (the paper's workers computed columns).
+ * Since the matrices are row-major, a band of rows of C needs the same band of rows of
+ * A and all of B, each one contiguous range. So the roles of A and B are swapped with
+ * respect to the paper: one lock, lock_B, is bound to all of B and taken
+ * non-exclusively by every rank, and lock_A[r] is bound to rank r's rows of A.
+ *
+ *   lock_B     <- B[0..n)               (every rank, MW_NONEXCLUSIVE)
+ *   lock_A[r]  <- A[lo_r..hi_r)          (rank r, MW_NONEXCLUSIVE)
+ *   done       <- C[lo_r..hi_r) for all r (mw_barrier_final gathers C at rank 0)
+ *   start      <- nothing: it only orders "the master wrote the inputs" before the reads
+ *
+ * The master is rank 0: it writes A and B holding their locks exclusively, and the
+ * start barrier plays the part of the paper's "then spawns slave processes". The phases
+ * input (the acquires), compute and output (the final barrier) are Table 1's columns,
+ * reported by `mwrun --stats`.
+ *
+ *   mwcc -O2 mm_ec.c -o mm_ec && mwrun -n 4 --stats ./mm_ec [-n 512] [-s seed]
+ *
+ * Rank 0 checks C against a sequential multiply of private copies of the inputs and
+ * exits non-zero on any difference. The inputs are multiples of 1/8 no larger than 1 in
+ * magnitude, so every sum is exact in float and the comparison is bitwise.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#include <midway.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAXN 512 /* the matrices' size is fixed at compile time; -n picks n <= MAXN */
+#define MAXP 256 /* most ranks the program handles                               */
+
+MW_SHARED __attribute__((aligned(4096))) float A[MAXN][MAXN];
+MW_SHARED __attribute__((aligned(4096))) float B[MAXN][MAXN];
+MW_SHARED __attribute__((aligned(4096))) float C[MAXN][MAXN];
+
+MW_SHARED mw_lock_t lock_A[MAXP]; /* lock_A[r]: rank r's rows of A */
+MW_SHARED mw_lock_t lock_B;       /* all of B                      */
+MW_SHARED mw_barrier_t start;     /* the inputs are written        */
+MW_SHARED mw_barrier_t done;      /* carries C to rank 0           */
+
+/* Private: the sequential reference. */
+static float refA[MAXN][MAXN], refB[MAXN][MAXN], refC[MAXN][MAXN];
+
+static void usage(FILE *f) {
+  fprintf(f,
+          "usage: mm_ec [-n N] [-s SEED]\n"
+          "  C = A x B with N x N floats (1 <= N <= %d, default 512) under entry\n"
+          "  consistency, Midway's MM-ec; SEED (default 1) varies the inputs.\n"
+          "  Run with mwrun -n P [--stats]; rank 0 verifies C sequentially.\n",
+          MAXN);
+}
+
+/* The inputs: multiples of 1/8 in [-1, 1], a hash of (i, j, seed, which matrix). */
+static float input(int i, int j, unsigned seed, unsigned which) {
+  unsigned h = (unsigned)i * 2654435761u ^ ((unsigned)j + 0x9e3779b9u * (seed + which)) * 40503u;
+  h ^= h >> 15;
+  h *= 2246822519u;
+  h ^= h >> 13;
+  return (float)((int)(h % 17u) - 8) / 8.0f;
+}
+
+static void fill(float (*m)[MAXN], int lo, int hi, int n, unsigned seed, unsigned which) {
+  for (int i = lo; i < hi; i++)
+    for (int j = 0; j < n; j++) m[i][j] = input(i, j, seed, which);
+}
+
+/* Rows [lo, hi) of c = a x b; the same code computes the shared and the private product. */
+static void multiply(float (*c)[MAXN], float (*a)[MAXN], float (*b)[MAXN], int lo, int hi,
+                     int n) {
+  for (int i = lo; i < hi; i++) {
+    for (int j = 0; j < n; j++) c[i][j] = 0.0f;
+    for (int k = 0; k < n; k++) {
+      float aik = a[i][k];
+      for (int j = 0; j < n; j++) c[i][j] += aik * b[k][j];
+    }
+  }
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int parse_int(const char *s, int *out) {
+  char *end;
+  long v = strtol(s, &end, 10);
+  if (*s == '\0' || *end != '\0' || v < -2147483647L || v > 2147483647L) return 0;
+  *out = (int)v;
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  int n = MAXN, seed = 1;
+  for (int i = 1; i < argc; i++) {
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      usage(stdout);
+      return 0;
+    } else if (!strcmp(argv[i], "-n") && i + 1 < argc && parse_int(argv[i + 1], &n)) {
+      i++;
+    } else if (!strcmp(argv[i], "-s") && i + 1 < argc && parse_int(argv[i + 1], &seed)) {
+      i++;
+    } else {
+      fprintf(stderr, "mm_ec: bad argument '%s'\n", argv[i]);
+      usage(stderr);
+      return 2;
+    }
+  }
+  if (n < 1 || n > MAXN) {
+    fprintf(stderr, "mm_ec: -n %d is out of range\n", n);
+    usage(stderr);
+    return 2;
+  }
+
+  mw_init(&argc, &argv);
+  const int me = mw_rank(), P = mw_nprocs();
+  if (P > MAXP) {
+    if (me == 0) fprintf(stderr, "mm_ec: at most %d ranks\n", MAXP);
+    mw_finalize();
+    return 2;
+  }
+  const double t0 = now();
+  const size_t row = sizeof A[0];
+#define LO(r) ((int)((long)n * (r) / P))
+
+  /* Start-up: every rank makes the same bindings before anyone acquires. A band of
+   * rows is one contiguous range (whole rows of MAXN floats; columns >= n are never
+   * written, so they never travel). A rank with no rows binds nothing. */
+  mw_bind(&lock_B, B, (size_t)n * row);
+  for (int r = 0; r < P; r++) {
+    int lo = LO(r), hi = LO(r + 1);
+    if (hi == lo) continue;
+    mw_bind(&lock_A[r], A[lo], (size_t)(hi - lo) * row);
+    mw_barrier_bind(&done, C[lo], (size_t)(hi - lo) * row);
+  }
+
+  /* The master writes the inputs, each under its lock held exclusively. */
+  if (me == 0) {
+    mw_acquire(&lock_B, MW_EXCLUSIVE);
+    fill(B, 0, n, n, (unsigned)seed, 1);
+    mw_release(&lock_B);
+    for (int r = 0; r < P; r++) {
+      int lo = LO(r), hi = LO(r + 1);
+      if (hi == lo) continue;
+      mw_acquire(&lock_A[r], MW_EXCLUSIVE);
+      fill(A, lo, hi, n, (unsigned)seed, 0);
+      mw_release(&lock_A[r]);
+    }
+  }
+  mw_barrier(&start);
+
+  const int lo = LO(me), hi = LO(me + 1);
+  mw_phase_begin("input");
+  mw_acquire(&lock_B, MW_NONEXCLUSIVE);
+  if (hi > lo) mw_acquire(&lock_A[me], MW_NONEXCLUSIVE);
+  mw_phase_end("input");
+
+  mw_phase_begin("compute");
+  multiply(C, A, B, lo, hi, n);
+  mw_phase_end("compute");
+  if (hi > lo) mw_release(&lock_A[me]);
+  mw_release(&lock_B);
+
+  mw_phase_begin("output");
+  mw_barrier_final(&done); /* rank 0 waits for every band of C; the others go on */
+  mw_phase_end("output");
+  const double elapsed = now() - t0;
+
+  int status = 0;
+  if (me == 0) {
+    fill(refA, 0, n, n, (unsigned)seed, 0);
+    fill(refB, 0, n, n, (unsigned)seed, 1);
+    multiply(refC, refA, refB, 0, n, n);
+    long bad = 0;
+    int bi = -1, bj = -1;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < n; j++)
+        if (memcmp(&C[i][j], &refC[i][j], sizeof(float)) != 0 && bad++ == 0) bi = i, bj = j;
+    if (bad) {
+      int owner = 0;
+      while (LO(owner + 1) <= bi) owner++;
+      fprintf(stderr,
+              "mm_ec: MISMATCH: %ld of %ld elements of C differ from the sequential product; "
+              "first C[%d][%d] = %g, expected %g (row %d belongs to rank %d)\n",
+              bad, (long)n * n, bi, bj, (double)C[bi][bj], (double)refC[bi][bj], bi, owner);
+      status = 1;
+    }
+    printf("mm_ec: n=%d P=%d: result %s, elapsed %.3f s\n", n, P, status ? "WRONG" : "ok",
+           elapsed);
+  }
+  mw_finalize();
+  return status;
+}
