@@ -43,6 +43,7 @@
 // and epoll_ctl with an fd (~3 us; done lazily, within kHandbackGraceNs; see park()).
 #include "transport.hpp"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -1804,6 +1805,20 @@ void open_buffers() {
 // The interface
 // ---------------------------------------------------------------------------------------
 
+// The shm provider names each endpoint's region in /dev/shm after the process
+// ("<pid>:<ep>:<domain>") and fails fi_enable with EBUSY if the name exists. A process
+// killed before closing its endpoint leaves its region behind, and a later process that
+// is given the same pid could not start. No live process but this one has this pid, so
+// a region named after it is a dead one's.
+void remove_stale_shm_regions() {
+  const std::string prefix = std::to_string(getpid()) + ":";
+  DIR *d = opendir("/dev/shm");
+  if (!d) return;
+  while (dirent *e = readdir(d))
+    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) unlinkat(dirfd(d), e->d_name, 0);
+  closedir(d);
+}
+
 std::vector<uint8_t> open(const Config &cfg) {
   if (g.opened) mw::fatal("transport::open", "called twice without close");
   if (cfg.nprocs < 1 || cfg.rank < 0 || cfg.rank >= cfg.nprocs)
@@ -1847,6 +1862,7 @@ std::vector<uint8_t> open(const Config &cfg) {
   MW_FI_CHECK(fi_endpoint, (g.domain, g.info, &g.ep, nullptr), "");
   MW_FI_CHECK(fi_ep_bind, (g.ep, &g.av->fid, 0), "(address vector)");
   MW_FI_CHECK(fi_ep_bind, (g.ep, &g.cq->fid, FI_TRANSMIT | FI_RECV), "(completion queue)");
+  if (g.provider == "shm") remove_stale_shm_regions();
   MW_FI_CHECK(fi_enable, (g.ep), "");
   if (g.wait == WaitMode::kDoorbell) open_bells();
   if (g.wait == WaitMode::kFd) open_wakeup_fds();
