@@ -101,14 +101,14 @@ def main():
             failures.append(f"{who}: {what} is {got}, expected between {lo} and {hi}")
 
     kinds = ["lock", "grant", "barrier", "control"]
-    print("per rank, messages sent/received (payload bytes sent/received) by kind:")
-    print("  rank " + "".join(f"{k:>26}" for k in kinds))
+    print("per rank and kind: messages sent/received, payload bytes sent/received")
+    print("  rank" + "".join(f"  {k:>24}" for k in kinds))
     for i, r in enumerate(ranks):
         cells = "".join(
-            f"{r[f'sent.{k}.msgs']:>5}/{r[f'received.{k}.msgs']:<4}"
-            f"({r[f'sent.{k}.payload_bytes']}/{r[f'received.{k}.payload_bytes']})".rjust(26)
+            f"  {r[f'sent.{k}.msgs']:>3}/{r[f'received.{k}.msgs']:<3}"
+            f"{r[f'sent.{k}.payload_bytes']:>8}/{r[f'received.{k}.payload_bytes']:<8}"
             for k in kinds)
-        print(f"  {i:4} {cells}")
+        print(f"  {i:4}{cells}")
 
     print("checks:")
     for i in range(1, P):
