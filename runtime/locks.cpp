@@ -61,6 +61,8 @@ struct Lock {
   bool read_valid = false;     // a non-exclusive copy to re-acquire with no message
   int revoker = kNone;         // the owner to answer at release, if a revoke came
   bool waiting = false;        // this rank's request is out
+  int wanted = kNone;          // ... in this mode
+  int granted_to = kNone;      // the rank this one last passed ownership to
   std::atomic<bool> granted{false};
   uint64_t t_seen = 0;         // Lamport time this rank last saw the lock
   Bindings bindings;
@@ -142,6 +144,7 @@ void grant(Lock &k, const Request &r) {
   updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now);
   if (r.mode == MW_EXCLUSIVE) {
     k.owner = false;
+    k.granted_to = r.rank;
     k.read_valid = false;
     k.t_seen = now;
     k.readers.clear();
@@ -186,6 +189,13 @@ void serve(Lock &k) {
 }
 
 void at_owner(Lock &k, const Request &r) {
+  // A request forwarded by the previous owner (its queue, passed on with the lock) may
+  // arrive after this rank has already passed the lock on: it belongs to the next owner.
+  // Only a rank that owns the lock or waits for it exclusively keeps requests.
+  if (!k.owner && !(k.waiting && k.wanted == MW_EXCLUSIVE) && k.granted_to != kNone) {
+    send_small(k.granted_to, MsgType::kLockForward, &r, sizeof r);
+    return;
+  }
   k.queue.push_back(r);
   serve(k);
 }
@@ -365,6 +375,7 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
   transport::as_handler([&] {
     std::lock_guard<std::mutex> g(protocol::mu());
     k->waiting = true;
+    k->wanted = mode;
     Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version};
     // The owner serves itself when nobody waits (an exclusive request then only waits
     // for the readers' revokes) and for a non-exclusive copy, which never moves the lock.

@@ -878,8 +878,8 @@ void on_recv(RxBuf *rx, size_t len, fi_addr_t src, bool run_handlers) {
   // it, so counts as protocol only); the rest, header, head and descriptors, is protocol.
   if (h.type == static_cast<uint16_t>(MsgType::kChunk))
     stats::received(stats::Kind::Control, 0, sizeof(Header) + sizeof(ChunkBody));
-  else if (h.flags == kSplit)
-    ;  // counted with its payload
+  else if (h.flags == kSplit || h.type == static_cast<uint16_t>(MsgType::kFinalizing))
+    ;  // counted with its payload; FINALIZING goes after the statistics are written
   else if (h.flags != 0)
     stats::received(kind_of(h.type), h.bulk_len, len);
   else
@@ -1922,7 +1922,10 @@ void send(int dest, MsgType type, std::span<const iovec> head, std::span<const i
   check_send("transport::send", dest, type);
   size_t head_len = total_len(head), bulk_len = total_len(bulk);
   if (head_len + bulk_len <= g.cfg.eager_limit) {
-    stats::sent(kind_of(static_cast<uint16_t>(type)), bulk_len, sizeof(Header) + head_len);
+    // FINALIZING is sent after this rank's statistics are written, and may arrive at a
+    // peer before or after its own: counting it would make the job's totals disagree.
+    if (type != MsgType::kFinalizing)
+      stats::sent(kind_of(static_cast<uint16_t>(type)), bulk_len, sizeof(Header) + head_len);
     send_eager(dest, type, head, bulk, head_len, bulk_len, clock);
     return;
   }
