@@ -160,10 +160,10 @@ void on_arrive(const Header &h, Bytes head) {
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   if (me() != kManager)
-    fatal("transport", "malformed BARRIER_ARRIVE from rank %d: this rank manages no barrier", h.sender);
+    protocol::malformed(h, "this rank manages no barrier");
   Barrier &k = get(p.object);
   if (k.seen[static_cast<size_t>(h.sender)])
-    fatal("transport", "malformed BARRIER_ARRIVE from rank %d: it arrived twice", h.sender);
+    protocol::malformed(h, "it arrived twice");
   arrive(k, h.sender, ex.epoch, ex.final != 0, std::move(runs));
 }
 
@@ -183,7 +183,7 @@ void on_release(const Header &h, Bytes head) {
   protocol::observe(h.clock);
   Barrier &k = get(p.object);
   if (ex.epoch != k.crossings || !k.waiting)
-    fatal("transport", "malformed BARRIER_RELEASE from rank %d: a crossing this rank is not in", h.sender);
+    protocol::malformed(h, "a crossing this rank is not in");
   k.released.store(ex.epoch, std::memory_order_release);
 }
 

@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstdio>
-#include <cstdlib>
-
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -130,8 +127,10 @@ void send_small(int dest, MsgType type, const void *body, size_t len) {
 void grant(Lock &k, const Request &r) {
   const uint64_t now = protocol::tick();
   std::vector<timestamps::Run> runs;
-  for (const Range &b : k.bindings.ranges()) timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
-  for (const Range &b : k.bindings.ranges()) timestamps::collect(b.addr, b.len, r.t_seen, runs);
+  for (const Range &b : k.bindings.ranges()) {
+    timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
+    timestamps::collect(b.addr, b.len, r.t_seen, runs);
+  }
   if (r.bind_version < k.bind_version) {
     std::vector<uint64_t> body{k.addr, k.bind_version};
     for (const Range &b : k.bindings.ranges()) {
@@ -214,10 +213,7 @@ void route(Lock &k, const Request &r) {
     send_small(target, MsgType::kLockForward, &r, sizeof r);
 }
 
-[[noreturn]] void malformed(const Header &h, const char *why) {
-  fatal("transport", "malformed %s message from rank %d: %s",
-        transport::type_name(h.type).c_str(), h.sender, why);
-}
+using protocol::malformed;
 
 template <class T>
 T body_of(const Header &h, Bytes payload) {

@@ -44,4 +44,9 @@ void check_range(const char *call, const char *what, const void *object, const v
           addr, static_cast<const char *>(addr) + len, what, object);
 }
 
+void malformed(const transport::Header &h, const char *why) {
+  fatal("transport", "malformed %s message from rank %d: %s", transport::type_name(h.type).c_str(),
+        h.sender, why);
+}
+
 }  // namespace mw::protocol

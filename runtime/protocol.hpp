@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <mutex>
 
+#include "message.hpp"
+
 namespace mw::protocol {
 
 std::mutex &mu();
@@ -35,5 +37,9 @@ void check_object(const char *call, const char *what, const void *object, size_t
 // allocated; names the object it was to be bound to.
 void check_range(const char *call, const char *what, const void *object, const void *addr,
                  size_t len);
+
+// A peer's message that breaks the protocol (a grant nobody asked for, data outside the
+// window): stops this rank naming the message and its sender. It cannot be worked around.
+[[noreturn]] void malformed(const transport::Header &h, const char *why);
 
 }  // namespace mw::protocol

@@ -94,7 +94,4 @@ void collect(uintptr_t addr, size_t len, uint64_t since, std::vector<Run> &out) 
 
 void record(uintptr_t addr, size_t len, uint64_t stamp) { assign(addr, addr + len, stamp); }
 
-size_t entries() { return g_map.size(); }
-void reset() { g_map.clear(); }
-
 }  // namespace mw::timestamps

@@ -39,8 +39,4 @@ void collect(uintptr_t addr, size_t len, uint64_t since, std::vector<Run> &out);
 // This rank now holds [addr, addr+len) as of `stamp` (an update received).
 void record(uintptr_t addr, size_t len, uint64_t stamp);
 
-// Entries in the map (tests, statistics).
-size_t entries();
-void reset();
-
 }  // namespace mw::timestamps

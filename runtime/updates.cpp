@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "error.hpp"
+#include "protocol.hpp"
 #include "transport.hpp"
 #include "window.hpp"
 
@@ -41,12 +41,7 @@ void send(int dest, MsgType part, MsgType last, uintptr_t object,
 
 namespace {
 
-[[noreturn]] void malformed(const Header &h, const char *why) {
-  fatal("transport",
-        "malformed %s message from rank %d: %s (a rank of this job broke the protocol; "
-        "stopping rather than apply it)",
-        transport::type_name(h.type).c_str(), h.sender, why);
-}
+using protocol::malformed;
 
 Head read_head(const Header &h, std::span<const std::byte> head) {
   Head hd;

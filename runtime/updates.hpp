@@ -46,9 +46,8 @@ struct Parsed {
   std::vector<RunDesc> runs;
   std::vector<std::byte> extra;
 };
-// An arriving update's head, checked (the placer checked the runs already). A malformed
-// one stops this rank with an error naming the sender: a peer that breaks the protocol
-// cannot be worked around.
+// An arriving update's head, checked (the placer checked the runs already); a malformed
+// one stops this rank (protocol::malformed).
 Parsed parse(const transport::Header &h, std::span<const std::byte> head, size_t extra_len);
 
 }  // namespace mw::updates
