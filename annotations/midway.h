@@ -162,9 +162,18 @@ void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len);
 void mw_barrier_final(mw_barrier_t *b);
 
 /* ------------------------------------------------------------------------------------
- * Processor consistency
+ * Release and processor consistency
+ *
+ * Shared data bound to no lock or barrier is release consistent: a rank's writes reach
+ * every rank holding a copy of the page when it releases a lock or crosses a barrier. A
+ * rank gets its copy of a page at its first touch (a page fault fetches it from the
+ * page's home). Call these alike on every rank, like start-up bindings.
  * ---------------------------------------------------------------------------------- */
+/* [addr, addr+len) is processor consistent: also pushed every flush_interval_us (> 0). */
 void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us);
+/* This rank drops its copies of the pages of [addr, addr+len) that another rank homes:
+ * it receives no more updates for them, and fetches them again at its next touch. */
+void mw_copyset_leave(const void *addr, size_t len);
 
 /* ------------------------------------------------------------------------------------
  * Introspection of the dirty map (additions to the fixed API, for tests and tools)

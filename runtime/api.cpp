@@ -2,9 +2,9 @@
 // job, then hands over to the module that owns the mechanism.
 //
 // The ranks of a job find each other (bootstrap) and connect over the transport; locks
-// and bindings (locks.cpp) and barriers (barriers.cpp) keep entry-consistent data. The
-// RC/PC machinery arrives with later work, and until then its call stops the program
-// with "not implemented yet" rather than pretend to succeed.
+// and bindings (locks.cpp) and barriers (barriers.cpp) keep entry-consistent data;
+// copysets (copysets.cpp) and pending updates (pending_updates.cpp) keep the rest
+// release or processor consistent.
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -16,12 +16,14 @@
 
 #include "barriers.hpp"
 #include "bootstrap.hpp"
+#include "copysets.hpp"
 #include "dirty_map.hpp"
 #include "error.hpp"
 #include "heap.hpp"
 #include "locks.hpp"
 #include "protocol.hpp"
 #include "midway.h"
+#include "pending_updates.hpp"
 #include "stats.hpp"
 #include "transport.hpp"
 #include "unmarked_calls.hpp"
@@ -38,11 +40,6 @@ int g_nprocs = 0;
 void require_running(const char *call) {
   if (g_state == JobState::kNotStarted) mw::fatal(call, "called before mw_init");
   if (g_state == JobState::kFinished) mw::fatal(call, "called after mw_finalize");
-}
-
-[[noreturn]] void not_yet(const char *call, const char *what) {
-  require_running(call);
-  mw::fatal(call, "not implemented yet: %s", what);
 }
 
 // How long mw_init waits for every rank to arrive: MW_STARTUP_TIMEOUT seconds.
@@ -87,6 +84,8 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::transport::on(mw::transport::MsgType::kHello, on_hello);
   mw::locks::init();
   mw::barriers::init();
+  mw::copysets::init();
+  mw::pending::init();
   mw::transport::connect(all);
   // A peer that cannot be reached stops the greeting within the start-up timeout.
   mw::transport::set_stall_timeout(timeout_ms);
@@ -119,7 +118,10 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
-  if (job.nprocs > 1) connect_ranks(job, startup_timeout_ms());
+  if (job.nprocs > 1) {
+    connect_ranks(job, startup_timeout_ms());
+    mw::pending::start_flusher();
+  }
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
   // MW_WARN_UNMARKED=0 silences them.
   const char *warn_unmarked = std::getenv("MW_WARN_UNMARKED");
@@ -132,10 +134,12 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
+  mw::pending::finish();  // the last updates reach their copysets
   mw::stats::finish("mw_finalize");
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
   mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
   if (g_nprocs > 1) mw::transport::close();
+  mw::copysets::stop();
   g_state = JobState::kFinished;
 }
 
@@ -225,6 +229,7 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
+  mw::pending::flush();  // release consistency: before the lock can move on
   mw::locks::release(l);
 }
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
@@ -237,6 +242,7 @@ MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
+  mw::pending::flush();
   mw::barriers::cross(b, false);
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
@@ -245,11 +251,28 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
+  mw::pending::flush();
   mw::barriers::cross(b, true);
 }
 
-// ---- Arriving with release/processor consistency ----
+// ---- Release and processor consistency ----
 
-MW_EXPORT void mw_processor_consistent(const void *, size_t, unsigned) {
-  not_yet("mw_processor_consistent", "processor consistency");
+MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us) {
+  require_running("mw_processor_consistent");
+  if (flush_interval_us == 0)
+    mw::fatal("mw_processor_consistent", "flush interval 0 for [%p, +%zu): give a number of "
+              "microseconds greater than 0", addr, len);
+  if (len == 0 || !addr || !mw::window::contains(addr, len))
+    mw::fatal("mw_processor_consistent", "[%p, +%zu) is not in shared memory: give MW_SHARED data "
+              "or memory from mw_malloc", addr, len);
+  mw::copysets::processor_consistent(addr, len, flush_interval_us);
+  mw::pending::start_flusher();
+}
+
+MW_EXPORT void mw_copyset_leave(const void *addr, size_t len) {
+  require_running("mw_copyset_leave");
+  if (len == 0 || !addr || !mw::window::contains(addr, len))
+    mw::fatal("mw_copyset_leave", "[%p, +%zu) is not in shared memory", addr, len);
+  mw::pending::flush();  // what this rank wrote there reaches the others first
+  mw::copysets::leave(addr, len);
 }

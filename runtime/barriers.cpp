@@ -220,8 +220,10 @@ void cross(mw_barrier_t *b, bool final) {
     check_finalized(call, *k);
     // This rank's updates: exactly the bytes it wrote since it last crossed.
     std::vector<Run> runs;
-    for (const Range &r : k->bindings.ranges())
-      dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
+    // Under --model=rc/pc bindings ship nothing (the marks are pending updates).
+    if (protocol::model() == protocol::Model::kEntry)
+      for (const Range &r : k->bindings.ranges())
+        dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
     for (const Run &r : runs) dirty::clear(reinterpret_cast<void *>(r.addr), r.len);
     if (me() == kManager) {
       arrive(*k, me(), epoch, final, std::move(runs));

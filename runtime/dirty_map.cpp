@@ -73,4 +73,40 @@ void clear(const void *addr, size_t len) {
             0);
 }
 
+void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out) {
+  auto k = std::lower_bound(keep.begin(), keep.end(), addr,
+                            [](const Range &r, uintptr_t a) { return r.end() <= a; });
+  bool open = false;
+  for (uintptr_t g = addr; g < addr + len; g += 64) {
+    // The bits of this group that belong to kept ranges.
+    uint64_t kept = 0;
+    while (k != keep.end() && k->end() <= g) ++k;
+    for (auto j = k; j != keep.end() && j->addr < g + 64; ++j) {
+      uintptr_t lo = std::max(j->addr, g) - g, hi = std::min(j->end(), g + 64) - g;
+      kept |= (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1) << lo);
+    }
+    auto *word = reinterpret_cast<uint64_t *>(shadow_byte(g));
+    uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED) & ~kept;
+    if (w != 0) w = __atomic_fetch_and(word, kept, __ATOMIC_ACQ_REL) & ~kept;
+    // Runs of set bits, continuing the run open at the end of the previous group.
+    unsigned b = 0;
+    while (b < 64) {
+      uint64_t rest = w >> b;
+      if (!open) {
+        if (rest == 0) break;
+        b += static_cast<unsigned>(__builtin_ctzll(rest));
+        out.push_back({g + b, 0});
+        open = true;
+        continue;
+      }
+      uint64_t ones = ~rest;  // the run goes on while bits are set
+      unsigned n = ones == 0 ? 64 - b : static_cast<unsigned>(__builtin_ctzll(ones));
+      if (b + n > 64) n = 64 - b;
+      out.back().len += n;
+      b += n;
+      if (b < 64) open = false;
+    }
+  }
+}
+
 }  // namespace mw::dirty

@@ -8,6 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include <vector>
+
+#include "bindings.hpp"
 #include "midway.h"
 
 namespace mw::dirty {
@@ -24,6 +27,13 @@ void mark(const void *addr, size_t len);
 // Counts and clears marks in [addr, addr+len), which must be shared memory.
 size_t count(const void *addr, size_t len);
 void clear(const void *addr, size_t len);
+
+// Takes the marks of [addr, addr+len) (64-byte aligned, shared memory): clears them, and
+// appends the maximal runs of bytes that were marked to `out`, in address order. Marks of
+// bytes inside `keep` (sorted, disjoint) are neither taken nor cleared. Each 64-byte
+// group is read and cleared with one atomic exchange, so a mark the application sets
+// meanwhile (on another thread) is either taken with its data or left for next time.
+void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out);
 
 // The first address in [p, end) whose mark is `dirty`, or end. Reads the marks of 64
 // data bytes per load, so clean (or dirty) stretches cost one load per 64 bytes.

@@ -68,12 +68,24 @@ void give_back(uintptr_t begin, size_t len) {
   g_free[begin] = end - begin;
 }
 
+uintptr_t g_heap_begin, g_part;  // every rank's partition is g_part bytes, in rank order
+int g_nprocs;
+
 }  // namespace
+
+int owner_of(uintptr_t a) {
+  if (a < g_heap_begin || g_part == 0) return -1;
+  uintptr_t r = (a - g_heap_begin) / g_part;
+  return r < static_cast<uintptr_t>(g_nprocs) ? static_cast<int>(r) : -1;
+}
 
 void init(int rank, int nprocs) {
   std::lock_guard<std::mutex> lock(g_mutex);
   uintptr_t heap = window::layout().heap_begin;
   uintptr_t part = ((window::kEnd - heap) / static_cast<uintptr_t>(nprocs)) & ~(kPartitionAlign - 1);
+  g_heap_begin = heap;
+  g_part = part;
+  g_nprocs = nprocs;
   g_begin = heap + part * static_cast<uintptr_t>(rank);
   g_end = g_begin + part;
   g_top = g_committed = g_begin;

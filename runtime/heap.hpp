@@ -19,6 +19,10 @@ void init(int rank, int nprocs);
 void *allocate(size_t size, size_t line, const char *call);
 void release(void *p);
 
+// The rank whose partition holds heap address a (it allocated the block there), or -1 if
+// a is not in the heap part of the window.
+int owner_of(uintptr_t a);
+
 // Line size of the block holding p (kDefaultLine for static data); 0 if p is not in a
 // live block of this rank's partition nor in static shared data.
 size_t line_of(const void *p);

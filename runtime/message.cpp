@@ -43,6 +43,15 @@ std::string type_name(uint16_t type) {
     case MsgType::kBarrierData: return "BARRIER_DATA";
     case MsgType::kBarrierRelease: return "BARRIER_RELEASE";
     case MsgType::kFinalizing: return "FINALIZING";
+    case MsgType::kPageRequest: return "PAGE_REQUEST";
+    case MsgType::kPageData: return "PAGE_DATA";
+    case MsgType::kCopysetJoin: return "COPYSET_JOIN";
+    case MsgType::kCopysetAck: return "COPYSET_ACK";
+    case MsgType::kCopysetLeave: return "COPYSET_LEAVE";
+    case MsgType::kCopysetLeft: return "COPYSET_LEFT";
+    case MsgType::kUpdate: return "UPDATE";
+    case MsgType::kUpdateData: return "UPDATE_DATA";
+    case MsgType::kUpdateAck: return "UPDATE_ACK";
     default: break;
   }
   char buf[32];

@@ -49,6 +49,16 @@ enum class MsgType : uint16_t {
   kBarrierData,    // more of an arrival's or a release's updates, ahead of it
   kBarrierRelease, // manager -> crosser, with the updates of the others it lacks
   kFinalizing,     // a rank reached mw_finalize: it crosses no more barriers
+  // Release and processor consistency (copysets.cpp, pending_updates.cpp).
+  kPageRequest,    // faulting rank -> the page's home: send me the page, add me
+  kPageData,       // home -> faulting rank: the page and its copyset
+  kCopysetJoin,    // home -> the page's other members: a rank joins (they answer kCopysetAck)
+  kCopysetAck,     // member -> home: ... noted; the home may now send the page
+  kCopysetLeave,   // member -> home: this rank drops its copy of the page
+  kCopysetLeft,    // home -> the page's other members: ... a rank left
+  kUpdate,         // writer -> a page's copyset member: pending updates, in issue order
+  kUpdateData,     // more of a flush's updates, ahead of kUpdate
+  kUpdateAck,      // member -> writer: a release's updates are in place
   kEnd  // one past the last type
 };
 
@@ -69,6 +79,17 @@ constexpr stats::Kind kind_of(uint16_t type) {
     case MsgType::kBarrierData:
     case MsgType::kBarrierRelease:
       return stats::Kind::Barrier;
+    case MsgType::kPageRequest:
+    case MsgType::kPageData:
+    case MsgType::kCopysetJoin:
+    case MsgType::kCopysetAck:
+    case MsgType::kCopysetLeave:
+    case MsgType::kCopysetLeft:
+      return stats::Kind::Page;
+    case MsgType::kUpdate:
+    case MsgType::kUpdateData:
+    case MsgType::kUpdateAck:
+      return stats::Kind::Update;
     case MsgType::kPing:
     case MsgType::kPong:
     case MsgType::kData:

@@ -25,6 +25,18 @@ void start(int rank, int nprocs);
 int rank();
 int nprocs();
 
+// The consistency dial (mwrun --model, MW_MODEL), read by start(). Under kEntry (the
+// default) data bound to a lock or barrier is entry consistent and the rest release
+// consistent, or processor consistent where mw_processor_consistent says so. Under
+// kRelease and kProcessor every shared datum is managed under that model: bindings are
+// kept but ship nothing, and locks and barriers only order.
+enum class Model : uint8_t { kEntry, kRelease, kProcessor };
+Model model();
+const char *model_name(Model m);
+// The flush interval of processor-consistent data under --model=pc: MW_PC_INTERVAL_US
+// microseconds (default 1000).
+unsigned pc_interval_us();
+
 // Lamport's clock (Midway 4.3): ticked for each timestamp and message that carries
 // one, and raised to the clock of each message received.
 uint64_t tick();

@@ -463,6 +463,9 @@ std::atomic<uint32_t> *my_bell() { return &g.bells[g.cfg.rank].word; }
 // After posting a message to `dest`: wakes it if it announced it is going to sleep.
 // The fence orders our post before our read of its bell; the sleeper arms its bell
 // before its last look at the CQ (a Dekker pair), so one of the two sees the other.
+// Also rung when the provider refuses a post with -FI_EAGAIN (SendRetry): the peer may
+// have to poll before anything can be posted to it (shm's first contact; a full queue).
+// A load of one cache line when the peer is awake.
 inline void ring(int dest) {
   if (g.wait != WaitMode::kDoorbell) return;
   std::atomic<uint32_t> *b = &g.bells[dest].word;
@@ -675,6 +678,7 @@ void post_read(ReadOp *op) {
   }
   if (ret == -FI_EAGAIN) {
     g.pending_reads.push_back(op);
+    ring(op->peer);  // it may have to poll before we can read (see SendRetry::again)
     return;
   }
   if (ret < 0) fi_fatal("fi_read", ret, "of %zu bytes from rank %d", op->len, op->peer);
@@ -717,7 +721,10 @@ bool post_done(int dest, uint64_t id) {
       }
     }
   }
-  if (ret == -FI_EAGAIN) return false;
+  if (ret == -FI_EAGAIN) {
+    ring(dest);  // it may have to poll before it can take it (see SendRetry::again)
+    return false;
+  }
   if (ret < 0) fi_fatal("fi_inject", ret, "of DONE to rank %d", dest);
   ring(dest);
   stats::sent(stats::Kind::Control, 0, sizeof m);
@@ -1061,11 +1068,21 @@ int poll_cq(bool run_handlers) {
 //
 // kDoorbell, the parked service thread sleeps on the bell with kArmedService clear: rings
 // for new messages do not wake it while the application thread polls. When the last
-// application waiter leaves, it arms kArmedService and looks at the CQ once more (what
-// came before the arming is taken by that look, what comes after rings). No system call
-// on the way in or out, so a tight acquire/release loop pays none.
+// application waiter leaves (hand_back), it sets waiters to 0, then arms kArmedService,
+// then looks at the CQ once more: what came before the arming is taken by that look, what
+// comes after rings, and a service thread that the ring wakes finds nobody progressing
+// and takes the CQ. No system call on the way in or out, so a tight acquire/release loop
+// pays none.
 // kFd, the service thread sleeps in epoll on {event_fd, cq_fd}; the cq_fd is disarmed
-// while an application thread polls and re-armed (after fi_trywait) when it leaves.
+// while an application thread polls, and the parked service thread takes the CQ back by
+// itself after the application thread leaves (park()).
+//
+// Wake-ups that no peer sends. A ring (or the CQ's fd) says a message arrived. Work that
+// one of our threads leaves for another is not a message, so whoever leaves it wakes the
+// others (wake_local): messages a thread took off the CQ but could not hand to their
+// handlers (a send's wait, nudge()), rendezvous reads and kDone messages the provider has
+// not taken yet (left_work()). Each such case, missed, cost a wake-up by timeout: 100 ms
+// (kIdleTimeoutMs) or 1 s (park()).
 // ---------------------------------------------------------------------------------------
 
 bool busy() {
@@ -1123,6 +1140,16 @@ class IdleTimer {
   long since_ = 0;
 };
 
+// Work the role holder is leaving that no peer will ring this rank for: messages taken
+// off the CQ whose handlers have not run (taken where handlers could not run), and
+// rendezvous reads or kDone messages still to be retried or completed (a read on shm
+// without CMA completes by our own progress after the peer's, unrung). The role holder
+// only; whoever leaves such work wakes this rank's sleepers (wake_local).
+bool left_work() {
+  return deliverable() || g.reads_in_flight.load(std::memory_order_relaxed) > 0 ||
+         !g.pending_reads.empty() || !g.pending_done.empty();
+}
+
 // Progress without taking the role from anyone for long: for a thread that needs the CQ
 // to move (a full send queue, no free send buffer). Never runs handlers.
 void nudge() {
@@ -1134,7 +1161,11 @@ void nudge() {
     ++t_role_depth;
     poll_cq(false);
     --t_role_depth;
+    // What this poll took, it could not deliver: the service thread (or an application
+    // thread in progress_until) may be asleep, and no peer will ring for it again.
+    bool left = left_work();
     g.role_mu.unlock();
+    if (left) wake_local();
   } else {
     sched_yield();
   }
@@ -1151,6 +1182,15 @@ class SendRetry {
  public:
   SendRetry(const char *what, int dest) : what_(what), dest_(dest) {}
   void again() {
+    // The provider may need the *peer* to act before it accepts anything for it, and the
+    // peer may be asleep on its doorbell, which only a successful post rings. shm's first
+    // send to a peer it has never exchanged a message with fails with -FI_EAGAIN after
+    // putting a connection request in the peer's queue (smr_verify_peer/smr_send_name);
+    // only the peer's progress answers it, and until then every retry fails the same way.
+    // Unrung, the peer slept until its idle timeout (kIdleTimeoutMs): `ec_bench cold` at
+    // 8 ranks took ~96 ms for the first acquire from a manager in half of the runs. A
+    // full receive queue at the peer drains only when it polls, likewise.
+    if (dest_ >= 0) ring(dest_);
     nudge();
     if (++tries_ < kSpinTries) return;
     const auto now = std::chrono::steady_clock::now();
@@ -1177,63 +1217,74 @@ class SendRetry {
   std::chrono::steady_clock::time_point since_;
 };
 
-// An application thread starts or stops being the progress thread.
+// An application thread wants the progress role (drive()): the service thread stands
+// aside while waiters > 0. Called before the role is taken.
 void enter_progress() {
-  switch (g.wait) {
-    case WaitMode::kDoorbell:
-      // Peers need not ring the service thread while we poll; asleep, it stays so.
-      if (g.waiters.fetch_add(1) == 0) my_bell()->fetch_and(~kArmedService);
-      break;
-    case WaitMode::kFd:
-      // The service thread, if it is the one asleep on the CQ's fd, must not wake for
-      // what we are about to take: one epoll_ctl, only the first time after it took over.
-      if (g.waiters.fetch_add(1) == 0 && g.cq_armed.load()) {
-        std::lock_guard<std::mutex> lk(g.arm_mu);
-        if (g.waiters.load() > 0) set_cq_armed(false);
-      }
-      break;
-    case WaitMode::kSleep:
-    case WaitMode::kAuto:
-      g.waiters.fetch_add(1);
-      break;
+  if (g.waiters.fetch_add(1) != 0 || g.wait != WaitMode::kFd) return;
+  // kFd: the service thread, if it is the one asleep on the CQ's fd, must not wake for
+  // what we are about to take: one epoll_ctl, only the first time after it took over.
+  if (!g.cq_armed.load()) return;
+  std::lock_guard<std::mutex> lk(g.arm_mu);
+  if (g.waiters.load() > 0 && g.cq_armed.load()) {
+    set_cq_armed(false);
+    // cq_armed means the service thread armed the fd in block() and may be in epoll_wait
+    // right now. With the fd disarmed, nothing would wake it there: not a message, and
+    // not our leaving either (hand_back wakes only a thread asleep in park()). It slept
+    // on until its timeout (100 ms) with messages waiting for it. Wake it, so that it
+    // parks, where our leaving is seen within kHandbackGraceNs.
+    wake_local();
   }
 }
 
-void drain(bool run_handlers) {
-  std::lock_guard<std::mutex> lk(g.role_mu);
-  ++t_role_depth;
-  while (poll_cq(run_handlers) > 0) {
-  }
-  --t_role_depth;
+// The application thread now holds the role (after enter_progress).
+void took_role() {
+  // kDoorbell: peers need not ring the service thread while we poll; asleep, it stays so.
+  // Not before we hold the role: a service thread that holds it inside a handler (a send
+  // waiting for its kDone) sleeps on the bell with kArmedService, and the ring for that
+  // kDone must still reach it while we wait for the role.
+  if (g.wait == WaitMode::kDoorbell) my_bell()->fetch_and(~kArmedService);
 }
 
-// Messages taken while handlers could not run are the service thread's to deliver.
-void wake_if_deliverable() {
-  std::lock_guard<std::mutex> lk(g.role_mu);
-  if (deliverable()) wake_local();
-}
-
-void leave_progress(bool ran_handlers) {
-  if (g.waiters.fetch_sub(1) != 1) return;
-  // Hand the CQ back to the service thread: arm its wake-up, then look once more.
-  switch (g.wait) {
-    case WaitMode::kDoorbell:
-      my_bell()->fetch_or(kArmedService);
-      drain(ran_handlers);
-      break;
-    case WaitMode::kFd:
-      // No hand-back here: re-arming the fd costs fi_trywait and epoll_ctl (~3 us per
-      // call on this project's machines), which a rank waiting for a reply after every
-      // request would pay each time. The parked service thread takes the CQ back by
-      // itself within kHandbackGraceNs (park()); only if it sleeps untimed, after a long
-      // wait of ours, does it need waking.
-      g.app_leaves.fetch_add(1, std::memory_order_relaxed);
-      if (g.service_untimed.load()) wake_local();
-      break;
-    default:
-      break;
+// An application thread that holds the role (t_role_depth == 1) stops progressing: the
+// CQ goes back to the service thread if no other application thread wants it, and work
+// left behind wakes whoever is asleep. Releases the role.
+void hand_back(std::unique_lock<std::mutex> &role, bool ran_handlers) {
+  // waiters drops to 0 first. A service thread woken after this finds nobody progressing
+  // and takes the CQ; one woken before it (by a ring, a wake-up or a timeout) parks
+  // again. kDoorbell used to arm, take its last look and only then leave: a ring between
+  // the arming and the leaving cleared kArmedService and woke the service thread, which
+  // saw waiters > 0 and parked again with nothing armed, and the next message to this
+  // rank waited for park's 1 s timeout (qs_dbg: acquires of exactly 1.000 s).
+  const bool last = g.waiters.fetch_sub(1) == 1;
+  if (last) {
+    switch (g.wait) {
+      case WaitMode::kDoorbell:
+        // Arm, then look once more (holding the role, which saves taking it again): what
+        // was posted before the arming is taken by this look, what comes after rings the
+        // service thread (ring()'s Dekker pair).
+        my_bell()->fetch_or(kArmedService);
+        while (poll_cq(ran_handlers) > 0) {
+        }
+        break;
+      case WaitMode::kFd:
+        // No hand-back here: re-arming the fd costs fi_trywait and epoll_ctl (~3 us per
+        // call on this project's machines), which a rank waiting for a reply after every
+        // request would pay each time. The parked service thread takes the CQ back by
+        // itself within kHandbackGraceNs (park()); only if it sleeps untimed, after a long
+        // wait of ours, does it need waking (below).
+        g.app_leaves.fetch_add(1, std::memory_order_relaxed);
+        break;
+      default:
+        break;
+    }
   }
-  if (!ran_handlers) wake_if_deliverable();
+  bool wake = left_work();
+  t_role_depth = 0;
+  role.unlock();
+  // service_untimed is read after waiters fell (seq_cst both): park() sets it before it
+  // checks waiters, so one of us sees the other.
+  if (last && g.wait == WaitMode::kFd && g.service_untimed.load()) wake = true;
+  if (wake) wake_local();
 }
 
 // Blocks the calling thread, which is `who` (kArmedApp or kArmedService), until the wait
@@ -1245,13 +1296,21 @@ void block(uint32_t who, int timeout_ms, long *sleep_ns, Recheck &&recheck) {
     case WaitMode::kDoorbell: {
       uint32_t w = my_bell()->fetch_or(who) | who;
       if (recheck() > 0) break;
-      if (who == kArmedService && (g.waiters.load() > 0 || g.stopping.load())) break;
+      // The service thread stands aside (parks) once an application thread progresses,
+      // unless it holds the role (inside a handler, a send waiting for its kDone): then
+      // the application thread waits for the role, and the service thread must sleep
+      // here, armed, to be rung when the kDone comes (not spin, not park).
+      if (who == kArmedService && g.stopping.load()) break;
+      if (who == kArmedService && t_role_depth == 0 && g.waiters.load() > 0) break;
       futex_wait(my_bell(), w, who, timeout_ms);
       break;
     }
     case WaitMode::kFd: {
       if (!cq_trywait()) return;
-      if (who == kArmedService) {
+      // The service thread sleeps in epoll (where local wake-ups reach it too), unless it
+      // holds the role (nested, see above): then it polls the CQ's fd like an application
+      // thread, which works while an application thread has the fd disarmed in epoll.
+      if (who == kArmedService && t_role_depth == 0) {
         {
           std::lock_guard<std::mutex> lk(g.arm_mu);
           if (g.waiters.load() > 0) return;
@@ -1306,6 +1365,7 @@ void drive(Done &&done, bool run_handlers) {
   }
   enter_progress();
   std::unique_lock<std::mutex> role(g.role_mu);
+  took_role();
   t_role_depth = 1;
   IdleTimer idle;
   while (!done()) {
@@ -1328,20 +1388,7 @@ void drive(Done &&done, bool run_handlers) {
     t_role_depth = 1;
     idle.work();
   }
-  // Hand back while still holding the role (saves taking it again for the last look).
-  if (g.wait == WaitMode::kDoorbell && g.waiters.load() == 1) {
-    my_bell()->fetch_or(kArmedService);
-    while (poll_cq(run_handlers) > 0) {
-    }
-    g.waiters.fetch_sub(1);
-    t_role_depth = 0;
-    role.unlock();
-    if (!run_handlers) wake_if_deliverable();
-    return;
-  }
-  t_role_depth = 0;
-  role.unlock();
-  leave_progress(run_handlers);
+  hand_back(role, run_handlers);
 }
 
 // The service thread stands aside while an application thread progresses: asleep, and
@@ -1358,7 +1405,7 @@ void park() {
       // While application threads come and go (a rank sending requests and waiting for
       // the replies), look again every kHandbackGraceNs: when none is progressing any
       // more, service_main takes the CQ over. Once one has stayed for a whole period
-      // (a long wait), sleep until it leaves (leave_progress wakes us).
+      // (a long wait), sleep until it leaves (hand_back wakes us).
       uint64_t seen = g.app_leaves.load(std::memory_order_relaxed);
       pollfd p{g.event_fd, POLLIN, 0};
       timespec grace{0, kHandbackGraceNs};
@@ -2057,6 +2104,7 @@ void send_raw(int dest, const void *bytes, size_t len) {
     }
     if (ret == 0) break;
     if (ret != -FI_EAGAIN) fi_fatal("fi_send", ret, "of a raw test message to rank %d", dest);
+    ring(dest);  // see SendRetry::again
     nudge();
   }
   ring(dest);
@@ -2064,5 +2112,8 @@ void send_raw(int dest, const void *bytes, size_t len) {
   unreg(mr, "a raw test message");
 }
 }  // namespace testing
+
+// For the copyset fault handler (copysets.cpp): a fault on this thread now is the runtime's.
+bool in_runtime_context() { return t_is_service || t_in_handler || t_role_depth > 0; }
 
 }  // namespace mw::transport

@@ -166,6 +166,10 @@ uint64_t rejected(Result why);
 // provider says the message came from, if it says.
 Result validate(const void *buf, size_t received, const Config &cfg, int source = kUnknownSource);
 
+// Is the calling thread the service thread, or running a handler? (A fault there is the
+// runtime's own: the copyset fault handler must not try to serve it.)
+bool in_runtime_context();
+
 namespace testing {
 // Sends `len` raw bytes as one message, no header added: for tests of the validation
 // point only.

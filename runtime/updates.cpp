@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "copysets.hpp"
 #include "protocol.hpp"
 #include "transport.hpp"
 #include "window.hpp"
@@ -64,6 +65,7 @@ void place(const Header &h, std::span<const std::byte> head, std::vector<iovec> 
     void *p = reinterpret_cast<void *>(d.addr);
     if (d.len == 0 || !window::contains(p, d.len) || !window::make_accessible(p, d.len))
       malformed(h, "a run lies outside the shared window");
+    copysets::place_entry(d.addr, d.len);  // entry-consistent data needs no page fetch
     where.push_back({p, d.len});
     total += d.len;
   }

@@ -83,7 +83,10 @@ int main(int argc, char **argv) {
 
   mw_init(&argc, &argv);
   int rank = mw_rank(), nprocs = mw_nprocs();
-  shared_data[rank % PROBE_SHARED_BYTES] = 1;
+  /* A store to shared data, where it costs no message: rank 0 homes the first page (any
+   * other rank's first touch would fetch the page from it, which tests of the
+   * statistics would count). */
+  if (rank == 0) shared_data[0] = 1;
 
   if (!strcmp(action, "env")) {
     const char *vars[] = {"MW_MODEL", "MW_PROVIDER", "MW_STATS", "MW_JOB_ID", "MW_JOB_DIR"};

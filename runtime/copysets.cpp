@@ -1,0 +1,514 @@
+#include "copysets.hpp"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <span>
+
+#include "dirty_map.hpp"
+#include "error.hpp"
+#include "heap.hpp"
+#include "protocol.hpp"
+#include "stats.hpp"
+#include "transport.hpp"
+#include "window.hpp"
+
+namespace mw::copysets {
+namespace {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+
+// A page's state byte.
+enum : uint8_t {
+  kPresent = 1,      // accessible here
+  kMember = 2,       // in the copyset (the home always is)
+  kEntry = 4,        // entry consistent here: wholly bound, not a copyset page
+  kFetching = 8,     // a fetch from the home is under way
+  kPartlyBound = 16, // some of its bytes are bound: left out of its updates
+};
+
+struct PageMsg {  // PAGE_REQUEST, COPYSET_ACK, COPYSET_LEAVE
+  uint64_t page;
+};
+struct PageData {  // PAGE_DATA, followed by the page's bytes when status is kOk
+  uint64_t page;
+  uint64_t members;
+  uint32_t status;
+  uint32_t reserved;
+};
+enum : uint32_t { kOk = 0, kNotShared = 1 };
+struct MemberMsg {  // COPYSET_JOIN, COPYSET_LEFT
+  uint64_t page;
+  int32_t rank;
+  uint32_t reserved;
+};
+
+// What a rank knows of one page's copyset. At the home, also the join under way: one
+// at a time per page, later requesters wait their turn.
+struct Info {
+  uint64_t members = 0;
+  unsigned flush_us = 0;  // mw_processor_consistent
+  int joining = -1;
+  int acks_left = 0;
+  bool was_alone = false;  // the home was the only member when the join began
+  std::deque<int> waiting;
+};
+
+bool g_enabled = false;
+int g_me = 0, g_np = 1;
+size_t g_page = 4096;
+std::atomic<uint8_t> *g_state = nullptr;  // one per page of the window
+
+std::mutex g_mu;                 // a leaf: never held while waiting
+std::map<uintptr_t, Info> g_info;
+std::set<uintptr_t> g_shared;    // SharedPage pages (copysets.hpp)
+std::atomic<size_t> g_shared_count{0};
+Bindings g_bound;                // bound ranges on partly bound pages
+unsigned g_min_flush_us = 0;
+
+// The fetch the application thread waits for (it has one at a time).
+uintptr_t g_fetch_page = 0;
+std::atomic<int> g_fetch_result{0};  // 0 under way, 1 arrived, 2 not shared memory
+std::vector<std::pair<uintptr_t, std::vector<std::byte>>> g_stashed;  // updates meanwhile
+
+struct sigaction g_previous_segv;
+
+uint64_t bit(int r) { return uint64_t{1} << r; }
+size_t index_of(uintptr_t page) { return (page - window::kBase) / g_page; }
+uintptr_t page_of(uintptr_t a) { return a & ~(uintptr_t{g_page} - 1); }
+bool is_static(uintptr_t page) { return page < window::layout().static_end; }
+
+// Home pages need no entry until something changes them (a bind).
+uint8_t state(uintptr_t page) {
+  uint8_t s = g_state[index_of(page)].load(std::memory_order_acquire);
+  if (s == 0 && home_of(page) == g_me && (is_static(page) || window::accessible(reinterpret_cast<void *>(page), g_page)))
+    return kPresent | kMember;
+  return s;
+}
+void set_state(uintptr_t page, uint8_t s) { g_state[index_of(page)].store(s, std::memory_order_release); }
+
+Info &info(uintptr_t page) {
+  auto [it, fresh] = g_info.try_emplace(page);
+  if (fresh) it->second.members = bit(home_of(page));
+  return it->second;
+}
+
+unsigned flush_us_of(const Info &in) {
+  if (in.flush_us) return in.flush_us;
+  return protocol::model() == protocol::Model::kProcessor ? protocol::pc_interval_us() : 0;
+}
+
+// Keeps g_shared in step with a page's state and copyset (under g_mu).
+void refresh(uintptr_t page) {
+  uint8_t s = state(page);
+  const Info &in = info(page);
+  bool shared = (s & kMember) && !(s & kEntry) && __builtin_popcountll(in.members) > 1;
+  if (shared) g_shared.insert(page);
+  else g_shared.erase(page);
+  g_shared_count.store(g_shared.size(), std::memory_order_release);
+}
+
+void make_rw(uintptr_t page) {
+  if (is_static(page)) {
+    if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_READ | PROT_WRITE) != 0)
+      fatal_errno("copyset", "cannot make shared page 0x%lx accessible", static_cast<unsigned long>(page));
+  } else {
+    window::commit(page, page + g_page);
+  }
+}
+
+void make_none(uintptr_t page) {
+  if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_NONE) != 0)
+    fatal_errno("mw_copyset_leave", "cannot protect shared page 0x%lx", static_cast<unsigned long>(page));
+}
+
+void send_head(int dest, MsgType type, const void *head, size_t len, const void *bulk = nullptr,
+               size_t bulk_len = 0) {
+  iovec h{const_cast<void *>(head), len};
+  iovec b{const_cast<void *>(bulk), bulk_len};
+  transport::send(dest, type, std::span<const iovec>(&h, 1),
+                  std::span<const iovec>(&b, bulk_len ? 1 : 0));
+}
+
+// Would the home's own marks on the page travel twice? Not if they go with the page:
+// a home alone in the copyset has flushed them to no one, and the page it sends holds
+// them (under g_mu).
+void clear_marks(uintptr_t page) {
+  std::vector<Range> taken;
+  dirty::take(page, g_page, g_bound.ranges(), taken);
+}
+
+template <class T>
+T read_msg(const Header &h, Bytes payload, size_t at_least = sizeof(T)) {
+  if (payload.size() < at_least) protocol::malformed(h, "too short");
+  T t;
+  std::memcpy(&t, payload.data(), sizeof t);
+  return t;
+}
+
+uintptr_t checked_page(const Header &h, uint64_t page) {
+  if (page % g_page != 0 || !window::contains(reinterpret_cast<void *>(page), g_page))
+    protocol::malformed(h, "not a page of the shared window");
+  return static_cast<uintptr_t>(page);
+}
+
+// ---- At the home ----
+
+void serve(uintptr_t page, Info &in, int r) {
+  if (in.was_alone && !(state(page) & kEntry)) clear_marks(page);
+  PageData d{page, in.members, kOk, 0};
+  send_head(r, MsgType::kPageData, &d, sizeof d, reinterpret_cast<void *>(page), g_page);
+}
+
+void begin_join(uintptr_t page, Info &in, int r) {
+  uint64_t others = in.members & ~bit(g_me) & ~bit(r);
+  in.was_alone = (in.members & ~bit(g_me)) == 0;
+  in.members |= bit(r);
+  refresh(page);
+  if (others == 0) return serve(page, in, r);
+  in.joining = r;
+  in.acks_left = __builtin_popcountll(others);
+  MemberMsg m{page, r, 0};
+  for (int q = 0; q < g_np; ++q)
+    if (others & bit(q)) send_head(q, MsgType::kCopysetJoin, &m, sizeof m);
+}
+
+void on_page_request(const Header &h, Bytes payload) {
+  uintptr_t page = checked_page(h, read_msg<PageMsg>(h, payload).page);
+  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
+  std::lock_guard<std::mutex> g(g_mu);
+  if (!(state(page) & kPresent)) {  // heap this rank never allocated
+    PageData d{page, 0, kNotShared, 0};
+    return send_head(h.sender, MsgType::kPageData, &d, sizeof d);
+  }
+  Info &in = info(page);
+  if (in.joining >= 0) return in.waiting.push_back(h.sender);
+  begin_join(page, in, h.sender);
+}
+
+void on_ack(const Header &h, Bytes payload) {
+  uintptr_t page = checked_page(h, read_msg<PageMsg>(h, payload).page);
+  std::lock_guard<std::mutex> g(g_mu);
+  Info &in = info(page);
+  if (in.joining < 0 || in.acks_left <= 0) protocol::malformed(h, "no join of that page is under way");
+  if (--in.acks_left > 0) return;
+  int r = in.joining;
+  in.joining = -1;
+  serve(page, in, r);
+  while (in.joining < 0 && !in.waiting.empty()) {
+    int next = in.waiting.front();
+    in.waiting.pop_front();
+    begin_join(page, in, next);
+  }
+}
+
+void on_leave(const Header &h, Bytes payload) {
+  uintptr_t page = checked_page(h, read_msg<PageMsg>(h, payload).page);
+  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
+  std::lock_guard<std::mutex> g(g_mu);
+  Info &in = info(page);
+  in.members &= ~bit(h.sender);
+  refresh(page);
+  MemberMsg m{page, h.sender, 0};
+  for (int q = 0; q < g_np; ++q)
+    if (q != g_me && (in.members & bit(q))) send_head(q, MsgType::kCopysetLeft, &m, sizeof m);
+}
+
+// ---- At the members ----
+
+void on_join(const Header &h, Bytes payload) {
+  MemberMsg m = read_msg<MemberMsg>(h, payload);
+  uintptr_t page = checked_page(h, m.page);
+  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
+  std::lock_guard<std::mutex> g(g_mu);
+  if (state(page) & kMember) {  // a rank that has just left answers all the same
+    info(page).members |= bit(m.rank);
+    refresh(page);
+  }
+  PageMsg ack{page};
+  send_head(h.sender, MsgType::kCopysetAck, &ack, sizeof ack);
+}
+
+void on_left(const Header &h, Bytes payload) {
+  MemberMsg m = read_msg<MemberMsg>(h, payload);
+  uintptr_t page = checked_page(h, m.page);
+  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
+  std::lock_guard<std::mutex> g(g_mu);
+  info(page).members &= ~bit(m.rank);
+  refresh(page);
+}
+
+// ---- At the faulting rank ----
+
+void on_page_data(const Header &h, Bytes payload) {
+  PageData d = read_msg<PageData>(h, payload);
+  uintptr_t page = checked_page(h, d.page);
+  std::lock_guard<std::mutex> g(g_mu);
+  uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
+  if (page != g_fetch_page || !(s & kFetching)) protocol::malformed(h, "a page this rank did not ask for");
+  if (d.status != kOk) {
+    set_state(page, s & ~kFetching);
+    g_fetch_result.store(2, std::memory_order_release);
+    return;
+  }
+  if (payload.size() != sizeof d + g_page) protocol::malformed(h, "not a page's worth of data");
+  if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank");
+  make_rw(page);
+  std::memcpy(reinterpret_cast<void *>(page), payload.data() + sizeof d, g_page);
+  clear_marks(page);  // stale marks from before a leave
+  for (auto &[addr, bytes] : g_stashed)  // updates that overtook the page, in arrival order
+    std::memcpy(reinterpret_cast<void *>(addr), bytes.data(), bytes.size());
+  g_stashed.clear();
+  set_state(page, static_cast<uint8_t>((s & kPartlyBound) | kPresent | kMember));
+  info(page).members = d.members;
+  refresh(page);
+  g_fetch_result.store(1, std::memory_order_release);
+}
+
+// Fetches `page` from its home and joins its copyset. Application thread (a fault, a
+// bind, a lock object's first use): waits, progressing the transport.
+bool fetch(uintptr_t page, int home) {
+
+  stats::page_fault();
+  stats::ScopedWait wait(stats::Wait::Fault);
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_fetch_page = page;
+    g_fetch_result.store(0, std::memory_order_relaxed);
+    set_state(page, g_state[index_of(page)].load(std::memory_order_relaxed) | kFetching);
+  }
+  PageMsg req{page};
+  send_head(home, MsgType::kPageRequest, &req, sizeof req);
+  if (g_fetch_result.load(std::memory_order_acquire) == 0)
+    transport::progress_until([] { return g_fetch_result.load(std::memory_order_acquire) != 0; });
+  return g_fetch_result.load(std::memory_order_acquire) == 1;
+}
+
+// ---- The copyset fault ----
+
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void say(const char *fmt, ...) {
+  char buf[400];
+  int n = std::snprintf(buf, sizeof buf, "midway: rank %d: ", g_me);
+  va_list ap;
+  va_start(ap, fmt);
+  n += std::vsnprintf(buf + n, sizeof buf - static_cast<size_t>(n), fmt, ap);
+  va_end(ap);
+  if (n > static_cast<int>(sizeof buf) - 2) n = static_cast<int>(sizeof buf) - 2;
+  buf[n++] = '\n';
+  ssize_t ignored = write(STDERR_FILENO, buf, static_cast<size_t>(n));
+  (void)ignored;
+}
+
+// A fault on a page of the window this rank is not a member of is a copyset fault: fetch
+// the page and retry the access. Any other fault is the crash it is: say where, and let
+// the previous disposition (by default, death by SIGSEGV) have it.
+void on_segv(int sig, siginfo_t *si, void *ctx) {
+  if (si->si_code <= 0) {  // sent by kill or raise, not a fault: nothing to serve or to say
+    sigaction(sig, &g_previous_segv, nullptr);
+    raise(sig);
+    return;
+  }
+  const uintptr_t a = reinterpret_cast<uintptr_t>(si->si_addr);
+  const bool in_window = a >= window::kBase && a < window::kEnd;
+  if (in_window && g_enabled) {
+    const uintptr_t page = page_of(a);
+    const int home = home_of(page);
+    if (transport::in_runtime_context()) {
+      say("segmentation fault at %p: the runtime's own code touched shared page %p, which is "
+          "not present on this rank (a Midway bug: please report it)",
+          si->si_addr, reinterpret_cast<void *>(page));
+    } else if (home < 0 || (home == g_me && !(state(page) & kPresent))) {
+      say("segmentation fault at %p: inside the shared window but not shared memory (no "
+          "MW_SHARED data and no mw_malloc block there)", si->si_addr);
+    } else if (!(state(page) & kPresent)) {
+      int saved = errno;
+      bool ok = fetch(page, home);
+      errno = saved;
+      if (ok) return;  // the access is retried, on the page now here
+      say("segmentation fault at %p: in the shared heap of rank %d, but not in memory it "
+          "allocated with mw_malloc", si->si_addr, home);
+    } else {
+      say("segmentation fault at %p (shared page %p is present on this rank)", si->si_addr,
+          reinterpret_cast<void *>(page));
+    }
+  } else {
+    say("segmentation fault at %p%s", si->si_addr,
+        in_window ? " (shared window)" : " (outside the shared window)");
+  }
+  sigaction(sig, &g_previous_segv, nullptr);
+  (void)ctx;  // returning re-runs the access, which now meets the previous disposition
+}
+
+}  // namespace
+
+size_t page_size() { return g_page; }
+bool enabled() { return g_enabled; }
+
+int home_of(uintptr_t page) {
+  if (page < window::kBase) return -1;
+  if (is_static(page)) return static_cast<int>(index_of(page) % static_cast<size_t>(g_np));
+  return heap::owner_of(page);
+}
+
+bool present(uintptr_t addr) { return !g_enabled || (state(page_of(addr)) & kPresent); }
+
+void init() {
+  g_me = protocol::rank();
+  g_np = protocol::nprocs();
+  g_page = window::page_size();
+  if (g_np > 64)
+    fatal("mw_init", "release and processor consistency support up to 64 ranks, not %d", g_np);
+  const size_t npages = (window::kEnd - window::kBase) / g_page;
+  void *t = mmap(nullptr, npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t == MAP_FAILED) fatal_errno("mw_init", "cannot map the copyset table (%zu bytes)", npages);
+  g_state = static_cast<std::atomic<uint8_t> *>(t);
+  // Static data: the pages homed elsewhere wait for their first touch.
+  const uintptr_t end = window::layout().static_end;
+  for (uintptr_t p = window::kBase; p < end; p += g_page)
+    if (home_of(p) != g_me) make_none(p);
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSEGV, &sa, &g_previous_segv) != 0) fatal_errno("mw_init", "cannot install the copyset fault handler");
+  g_enabled = true;
+  transport::on(MsgType::kPageRequest, on_page_request);
+  transport::on(MsgType::kPageData, on_page_data);
+  transport::on(MsgType::kCopysetJoin, on_join);
+  transport::on(MsgType::kCopysetAck, on_ack);
+  transport::on(MsgType::kCopysetLeave, on_leave);
+  transport::on(MsgType::kCopysetLeft, on_left);
+}
+
+void stop() {
+  if (!g_enabled) return;
+  sigaction(SIGSEGV, &g_previous_segv, nullptr);
+}
+
+bool try_make_present(const void *p, size_t len) {
+  if (!g_enabled || len == 0) return true;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
+    if (state(page) & kPresent) continue;
+    int home = home_of(page);
+    if (home < 0 || home == g_me || !fetch(page, home)) return false;
+  }
+  return true;
+}
+
+void make_present(const void *p, size_t len, const char *call) {
+  if (!try_make_present(p, len))
+    fatal(call, "[%p, +%zu) is not shared memory: it is neither MW_SHARED data nor in a block "
+          "from mw_malloc", p, len);
+}
+
+void bound(const void *p, size_t len, const char *) {
+  if (!g_enabled || protocol::model() != protocol::Model::kEntry) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + len;
+  const uintptr_t static_end = window::layout().static_end;
+  std::lock_guard<std::mutex> g(g_mu);
+  g_bound.add(a, len);
+  for (uintptr_t page = page_of(a); page < b; page += g_page) {
+    // Bytes past the end of the static data belong to nobody: they count as bound.
+    const uintptr_t page_end = is_static(page) ? std::min(page + g_page, static_end) : page + g_page;
+    const auto &rs = g_bound.ranges();  // sorted and merged: one range covers the page, or none
+    auto it = std::upper_bound(rs.begin(), rs.end(), page, [](uintptr_t x, const Range &r) { return x < r.addr; });
+    const bool whole = it != rs.begin() && std::prev(it)->end() >= page_end;
+    uint8_t s = state(page);
+    if (whole) {
+      if (!(s & kPresent)) make_rw(page);
+      set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching)) | kPresent | kEntry));
+    } else {
+      // Bound and unbound bytes share the page: it stays a copyset page (fetched at its
+      // first touch), and its bound bytes stay out of its pending updates.
+      set_state(page, s | kPartlyBound);
+    }
+    refresh(page);
+  }
+}
+
+void place_entry(uintptr_t p, size_t len) {
+  if (!g_enabled) return;
+  for (uintptr_t page = page_of(p); page < p + len; page += g_page) {
+    uint8_t s = state(page);
+    if (s & kPresent) continue;
+    make_rw(page);
+    set_state(page, static_cast<uint8_t>(s | kPresent | kEntry));
+  }
+}
+
+void leave(const void *p, size_t len) {
+  if (!g_enabled) return;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(g_mu);
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
+    uint8_t s = state(page);
+    int home = home_of(page);
+    if (home == g_me || !(s & kMember) || (s & (kEntry | kPartlyBound))) continue;
+    set_state(page, 0);
+    g_info.erase(page);
+    refresh(page);
+    make_none(page);
+    PageMsg m{page};
+    send_head(home, MsgType::kCopysetLeave, &m, sizeof m);
+  }
+}
+
+void processor_consistent(const void *p, size_t len, unsigned us) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> g(g_mu);
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) info(page).flush_us = us;
+  if (g_min_flush_us == 0 || us < g_min_flush_us) g_min_flush_us = us;
+}
+
+size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
+
+std::vector<SharedPage> shared_pages(bool pc_only) {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<SharedPage> out;
+  for (uintptr_t page : g_shared) {
+    const Info &in = info(page);
+    unsigned us = flush_us_of(in);
+    if (pc_only && us == 0) continue;
+    out.push_back({page, in.members, us, (state(page) & kPartlyBound) != 0});
+  }
+  return out;
+}
+
+Bindings bound_ranges() {
+  std::lock_guard<std::mutex> g(g_mu);
+  return g_bound;
+}
+
+unsigned shortest_flush_us() {
+  if (protocol::model() == protocol::Model::kProcessor)
+    return g_min_flush_us ? std::min(g_min_flush_us, protocol::pc_interval_us()) : protocol::pc_interval_us();
+  return g_min_flush_us;
+}
+
+void apply_update(uintptr_t addr, const std::byte *data, size_t len) {
+  const uintptr_t page = page_of(addr);
+  std::lock_guard<std::mutex> g(g_mu);
+  uint8_t s = state(page);
+  if (s & kPresent) {
+    std::memcpy(reinterpret_cast<void *>(addr), data, len);
+  } else if (s & kFetching) {
+    g_stashed.emplace_back(addr, std::vector<std::byte>(data, data + len));
+  }  // else: this rank left the copyset while the update was in flight
+}
+
+}  // namespace mw::copysets

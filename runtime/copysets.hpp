@@ -1,0 +1,98 @@
+// Copysets (Midway, section 4.4): which ranks hold a copy of each page of release- and
+// processor-consistent data, and the copyset fault that adds a rank to one.
+//
+// Every page of the shared window has a home, chosen by address: static data page by
+// page round the ranks, heap pages at the rank whose partition holds them (the rank that
+// allocated them). The home always holds its pages and knows their copysets exactly;
+// every member keeps a view of the copyset, which says where its pending updates go
+// (pending_updates.hpp). A rank outside a page's copyset keeps the page inaccessible
+// (PROT_NONE): its first touch faults (SIGSEGV), and the fault handler fetches the page
+// from the home. The home adds the rank to the copyset and tells the other members,
+// and answers only once they have all acknowledged: an update a member sent before it
+// heard of the newcomer reaches the home before its acknowledgement does (a sender's
+// messages arrive in order), so the page the newcomer gets already holds it, and every
+// later update goes to the newcomer directly. Updates that reach the newcomer while its
+// fetch is under way are kept and applied over the page when it arrives.
+// A member other than the home may leave a copyset (mw_copyset_leave); it faults again
+// at its next touch.
+//
+// Entry-consistent pages (model ec: data bound to a lock or a barrier) are not the
+// copysets' business: a bind or a grant makes them accessible here without a fetch, and
+// their updates come with the lock. A page that is only partly bound stays a copyset
+// page, so that its unbound bytes stay release consistent; its bound bytes are left out
+// of its pending updates. (If a grant's data lands on such a page before this rank has
+// touched it, the page becomes entry consistent here and its unbound bytes are not kept
+// coherent on this rank: keep release-consistent data off pages bound in part.)
+//
+// Threads. One state byte per page, read without locks (by the fault handler and the
+// statistics of a hot path); copyset views and the home's bookkeeping are under this
+// module's own mutex, a leaf: nothing is waited for while it is held.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "bindings.hpp"
+
+namespace mw::copysets {
+
+// In a job of more than one rank, before transport::connect (a peer may ask for a page
+// as soon as it is connected): protects the static pages homed elsewhere, installs the
+// fault handler and registers the message handlers. From here on, data bound to
+// nothing is release (or processor) consistent.
+void init();
+// Stops the processor-consistency flusher; at mw_finalize.
+void stop();
+bool enabled();
+
+int home_of(uintptr_t page);
+size_t page_size();
+
+// Is the page of addr accessible here (home, member, or entry consistent)?
+bool present(uintptr_t addr);
+
+// Fetches every page of [p, p+len) that is not present here (joining its copyset), on
+// the application thread; a page that is not shared memory stops the program as `call`.
+void make_present(const void *p, size_t len, const char *call);
+// As make_present, but false (instead of stopping) if some page is not shared memory.
+bool try_make_present(const void *p, size_t len);
+
+// [p, p+len) is bound to a lock or a barrier (model ec): a page the bindings so far
+// cover wholly becomes entry consistent here with no fetch; one they cover partly stays
+// a copyset page whose bound bytes are left out of its updates.
+void bound(const void *p, size_t len, const char *call);
+
+// A grant's data lands on [p, p+len): makes its pages present with no fetch (entry
+// consistent). Lock-free apart from window::commit; safe in a placer.
+void place_entry(uintptr_t p, size_t len);
+
+// mw_copyset_leave: this rank drops its copies of the pages of [p, p+len) it does not
+// home; pending updates must have been flushed.
+void leave(const void *p, size_t len);
+
+// mw_processor_consistent: the pages of [p, p+len) are flushed every `us` microseconds.
+void processor_consistent(const void *p, size_t len, unsigned us);
+
+// A page whose pending updates this rank must push: a member that is not entry
+// consistent here and whose copyset has another member.
+struct SharedPage {
+  uintptr_t page;
+  uint64_t members;      // bit r: rank r holds a copy (this rank included)
+  unsigned flush_us;     // processor consistent: flush interval; 0 = release consistent
+  bool partly_bound;     // some bytes are entry consistent: leave them out
+};
+// How many such pages there are: 0 lets a release skip its flush with one load.
+size_t shared_page_count();
+// A copy of the list, in address order (processor-consistent pages only if pc_only).
+std::vector<SharedPage> shared_pages(bool pc_only);
+// The ranges bound here to locks and barriers that partly cover copyset pages.
+Bindings bound_ranges();
+// The shortest flush interval of any processor-consistent page (0: none).
+unsigned shortest_flush_us();
+
+// An update for `page` arrived: lands at the page if it is present, is kept until the
+// page arrives if a fetch is under way, and is dropped otherwise (this rank left the
+// copyset while the update was in flight). Called by the update handler.
+void apply_update(uintptr_t addr, const std::byte *data, size_t len);
+
+}  // namespace mw::copysets

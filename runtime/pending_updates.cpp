@@ -1,0 +1,161 @@
+#include "pending_updates.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "copysets.hpp"
+#include "dirty_map.hpp"
+#include "protocol.hpp"
+#include "transport.hpp"
+#include "updates.hpp"
+#include "window.hpp"
+
+namespace mw::pending {
+namespace {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+
+struct UpdateExtra {
+  uint64_t flush;     // the sender's flush number
+  uint32_t want_ack;  // a release waits for this one
+  uint32_t reserved;
+};
+
+std::atomic<uint64_t> g_acks{0};  // acknowledgements received
+uint64_t g_expected = 0;          // ... that the application thread has waited for
+uint64_t g_flushes = 0;           // under the progress role (as_handler)
+
+// Takes the marks of every copyset page (or of the processor-consistent ones) and sends
+// them to the pages' other members: one message per member. Returns how many messages
+// want an acknowledgement. Runs as a handler does (transport::as_handler), so that no
+// copyset join is handled between reading a page's members and sending to them.
+int send_pending(bool pc_only, bool want_ack) {
+  const std::vector<copysets::SharedPage> pages = copysets::shared_pages(pc_only);
+  if (pages.empty()) return 0;
+  const int me = protocol::rank(), np = protocol::nprocs();
+  Bindings keep;
+  for (const auto &p : pages)
+    if (p.partly_bound) {
+      keep = copysets::bound_ranges();
+      break;
+    }
+  const std::vector<Range> none;
+  std::vector<std::vector<timestamps::Run>> to(static_cast<size_t>(np));
+  std::vector<Range> runs;
+  for (const auto &p : pages) {
+    runs.clear();
+    dirty::take(p.page, copysets::page_size(), p.partly_bound ? keep.ranges() : none, runs);
+    for (int m = 0; m < np; ++m)
+      if (m != me && (p.members >> m & 1))
+        for (const Range &r : runs) to[static_cast<size_t>(m)].push_back({r.addr, r.len, 0});
+  }
+  UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
+  int sent = 0;
+  for (int m = 0; m < np; ++m) {
+    auto &runs_m = to[static_cast<size_t>(m)];
+    if (runs_m.empty()) continue;
+    updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, 0);
+    ++sent;
+  }
+  return sent;
+}
+
+// An update message: head (updates.hpp) then the runs' bytes. Each run lies in one page;
+// copysets::apply_update puts it there (or keeps it while the page is being fetched).
+void apply(const Header &h, Bytes payload, bool last) {
+  updates::Head hd;
+  if (payload.size() < sizeof hd) protocol::malformed(h, "shorter than an update head");
+  std::memcpy(&hd, payload.data(), sizeof hd);
+  const size_t extra = last ? sizeof(UpdateExtra) : 0;
+  if (hd.nruns > updates::kMaxRunsPerMessage || hd.extra_len != extra)
+    protocol::malformed(h, "a malformed update head");
+  const size_t head_len = sizeof hd + size_t{hd.nruns} * sizeof(updates::RunDesc) + extra;
+  if (payload.size() < head_len) protocol::malformed(h, "shorter than its head");
+  const std::byte *data = payload.data() + head_len;
+  size_t left = payload.size() - head_len;
+  const uintptr_t page = copysets::page_size();
+  for (uint32_t k = 0; k < hd.nruns; ++k) {
+    updates::RunDesc d;
+    std::memcpy(&d, payload.data() + sizeof hd + k * sizeof d, sizeof d);
+    if (d.len == 0 || d.len > left || !window::contains(reinterpret_cast<void *>(d.addr), d.len) ||
+        (d.addr & ~(page - 1)) != ((d.addr + d.len - 1) & ~(page - 1)))
+      protocol::malformed(h, "a run outside the shared window, across pages, or past the data");
+    copysets::apply_update(d.addr, data, d.len);
+    data += d.len;
+    left -= d.len;
+  }
+  if (left != 0) protocol::malformed(h, "data beyond its runs");
+  if (last) {
+    UpdateExtra ex;
+    std::memcpy(&ex, payload.data() + head_len - extra, sizeof ex);
+    if (ex.want_ack) transport::send(h.sender, MsgType::kUpdateAck, nullptr, 0);
+  }
+}
+
+void on_update_data(const Header &h, Bytes payload) { apply(h, payload, false); }
+void on_update(const Header &h, Bytes payload) { apply(h, payload, true); }
+void on_ack(const Header &, Bytes) { g_acks.fetch_add(1, std::memory_order_release); }
+
+// The processor-consistency flusher: wakes every shortest flush interval.
+std::thread g_flusher;
+std::mutex g_flusher_mu;
+std::condition_variable g_flusher_cv;
+bool g_stopping = false;
+
+void flusher() {
+  std::unique_lock<std::mutex> lk(g_flusher_mu);
+  while (!g_stopping) {
+    unsigned us = copysets::shortest_flush_us();
+    g_flusher_cv.wait_for(lk, std::chrono::microseconds(us ? us : 1000));
+    if (g_stopping) break;
+    lk.unlock();
+    if (copysets::shared_page_count() > 0)
+      transport::as_handler([] { send_pending(true, false); });
+    lk.lock();
+  }
+}
+
+}  // namespace
+
+void init() {
+  transport::on(MsgType::kUpdate, on_update);
+  transport::on(MsgType::kUpdateData, on_update_data);
+  transport::on(MsgType::kUpdateAck, on_ack);
+}
+
+void flush() {
+  if (!copysets::enabled() || copysets::shared_page_count() == 0) return;
+  int sent = 0;
+  transport::as_handler([&] { sent = send_pending(false, true); });
+  if (sent == 0) return;
+  g_expected += static_cast<uint64_t>(sent);
+  const uint64_t want = g_expected;
+  if (g_acks.load(std::memory_order_acquire) < want)
+    transport::progress_until([want] { return g_acks.load(std::memory_order_acquire) >= want; });
+}
+
+void start_flusher() {
+  if (!copysets::enabled() || copysets::shortest_flush_us() == 0) return;
+  std::lock_guard<std::mutex> g(g_flusher_mu);
+  if (g_flusher.joinable()) return;
+  g_flusher = std::thread(flusher);
+}
+
+void finish() {
+  {
+    std::lock_guard<std::mutex> g(g_flusher_mu);
+    g_stopping = true;
+  }
+  g_flusher_cv.notify_all();
+  if (g_flusher.joinable()) g_flusher.join();
+  flush();
+}
+
+}  // namespace mw::pending
