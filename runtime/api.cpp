@@ -135,9 +135,11 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::pending::finish();  // the last updates reach their copysets
-  mw::stats::finish("mw_finalize");
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
   mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
+  // Only now are the figures final: until every rank had arrived, this rank still
+  // served page fetches (a master reading results after the terminating barrier).
+  mw::stats::finish("mw_finalize");
   if (g_nprocs > 1) mw::transport::close();
   mw::copysets::stop();
   g_state = JobState::kFinished;
