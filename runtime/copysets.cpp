@@ -267,7 +267,25 @@ void on_page_data(const Header &h, Bytes payload) {
   if (payload.size() != sizeof d + g_page) protocol::malformed(h, "not a page's worth of data");
   if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank");
   make_rw(page);
-  std::memcpy(reinterpret_cast<void *>(page), payload.data() + sizeof d, g_page);
+  const std::byte *bytes = payload.data() + sizeof d;
+  if (!(s & kPartlyBound)) {
+    std::memcpy(reinterpret_cast<void *>(page), bytes, g_page);
+  } else {
+    // Only the unbound bytes: the bound ones are entry consistent, and what this rank
+    // holds of them (a grant or a barrier's data that landed during the fetch, or their
+    // initial values) is newer than the home's copy, which no lock keeps current.
+    uintptr_t at = page;
+    auto copy_to = [&](uintptr_t end) {
+      if (end > at) std::memcpy(reinterpret_cast<void *>(at), bytes + (at - page), end - at);
+    };
+    for (const Range &r : g_bound.ranges()) {
+      if (r.end() <= page) continue;
+      if (r.addr >= page + g_page) break;
+      copy_to(std::max(r.addr, page));
+      at = std::max(at, std::min(r.end(), page + g_page));
+    }
+    copy_to(page + g_page);
+  }
   clear_marks(page);  // stale marks from before a leave
   for (auto &[addr, bytes] : g_stashed)  // updates that overtook the page, in arrival order
     std::memcpy(reinterpret_cast<void *>(addr), bytes.data(), bytes.size());

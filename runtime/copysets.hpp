@@ -20,7 +20,8 @@
 // copysets' business: a bind or a grant makes them accessible here without a fetch, and
 // their updates come with the lock. A page that is only partly bound stays a copyset
 // page, so that its unbound bytes stay release consistent; its bound bytes are left out
-// of its pending updates. (If a grant's data lands on such a page before this rank has
+// of its pending updates, and a fetch of the page copies only its unbound bytes (the
+// home's copy of the bound ones is no newer than what came with the lock). (If a grant's data lands on such a page before this rank has
 // touched it, the page becomes entry consistent here and its unbound bytes are not kept
 // coherent on this rank: keep release-consistent data off pages bound in part.)
 //
