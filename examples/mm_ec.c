@@ -28,9 +28,17 @@
  * Rank 0 checks C against a sequential multiply of private copies of the inputs and
  * exits non-zero on any difference. The inputs are multiples of 1/8 no larger than 1 in
  * magnitude, so every sum is exact in float and the comparison is bitwise.
+ *
+ * Compiled with plain clang and -DMW_SEQUENTIAL (examples/mw_sequential.h), the same
+ * source is the paper's single-processor program: no pass, no runtime, one process.
+ * bench/mm_compare.py sets it, MM-rc (mm_rc.c) and this program side by side.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#ifdef MW_SEQUENTIAL
+#include "mw_sequential.h" /* the single-process build: plain clang, no pass, no runtime */
+#else
 #include <midway.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -195,7 +203,7 @@ int main(int argc, char **argv) {
               bad, (long)n * n, bi, bj, (double)C[bi][bj], (double)refC[bi][bj], bi, owner);
       status = 1;
     }
-    printf("mm_ec: n=%d P=%d: result %s, elapsed %.3f s\n", n, P, status ? "WRONG" : "ok",
+    printf("mm_ec: n=%d P=%d: result %s, elapsed %.6f s\n", n, P, status ? "WRONG" : "ok",
            elapsed);
   }
   mw_finalize();

@@ -27,7 +27,11 @@
  * program exits non-zero.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
+#ifdef MW_SEQUENTIAL
+#include "mw_sequential.h" /* the single-process build: plain clang, no pass, no runtime */
+#else
 #include <midway.h>
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -296,7 +300,7 @@ int main(int argc, char **argv) {
               first, first / BLOCK, first >= 0 ? result[first] : 0, first >= 0 ? ref[first] : 0);
       status = 1;
     }
-    printf("quicksort_ec: n=%d, P=%d, %d tasks: result %s, elapsed %.3f s\n", n, P, pushed,
+    printf("quicksort_ec: n=%d, P=%d, %d tasks: result %s, elapsed %.6f s\n", n, P, pushed,
            status ? "WRONG" : "ok", elapsed);
   }
   mw_finalize();

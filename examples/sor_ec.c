@@ -27,7 +27,11 @@
  * same grid and exits non-zero on any difference.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
+#ifdef MW_SEQUENTIAL
+#include "mw_sequential.h" /* the single-process build: plain clang, no pass, no runtime */
+#else
 #include <midway.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,7 +177,7 @@ int main(int argc, char **argv) {
               LO(owner + 1));
       status = 1;
     }
-    printf("sor_ec: %dx%d, %d iterations, P=%d: result %s, elapsed %.3f s\n", m, n, iters, P,
+    printf("sor_ec: %dx%d, %d iterations, P=%d: result %s, elapsed %.6f s\n", m, n, iters, P,
            status ? "WRONG" : "ok", elapsed);
   }
   mw_finalize();

@@ -29,7 +29,11 @@
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, nanosleep */
 #include <limits.h>
 #include <math.h>
+#ifdef MW_SEQUENTIAL
+#include "mw_sequential.h" /* the single-process build: plain clang, no pass, no runtime */
+#else
 #include <midway.h>
+#endif
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -344,7 +348,7 @@ int main(int argc, char **argv) {
     }
     printf("tsp_ec: %d cities, P=%d, %d tasks (by rank:", n, P, pushed);
     for (int r = 0; r < P; r++) printf(" %d", popped[r]);
-    printf("): tour length %d (optimum %d): result %s, elapsed %.3f s\n", length, optimum,
+    printf("): tour length %d (optimum %d): result %s, elapsed %.6f s\n", length, optimum,
            status ? "WRONG" : "ok", elapsed);
   }
   mw_finalize();

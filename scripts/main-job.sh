@@ -1,26 +1,21 @@
 #!/usr/bin/env bash
-# The main job: builds Midway, compiles the examples with mwcc, and runs one
-# instrumented example, printing what the pass did and what the dirty map saw.
-# (It becomes the MM-ec vs MM-rc comparison once the runtime can run several ranks.)
+# The main job: Midway's Table 1 measured here. Builds everything (scripts/build.sh), then
+# runs bench/mm_compare.py: MM-ec (examples/mm_ec.c, entry consistency) and MM-rc
+# (examples/mm_rc.c, release consistency) as jobs of 1, 2, 4 and 8 local processes over
+# shm, next to the single-process row (the same program compiled by clang -O2 without
+# the pass and without the runtime), 512 x 512 floats, median of 3 runs each. It prints
+# the table (processes, elapsed, speedup, input transfer, compute, output transfer,
+# MB transferred, messages), one progress line per run on stderr, and the paths of
+# build/main-job/mm_compare.{json,csv,png}; each run's log is in build/main-job/runs/.
+#
+# Arguments go to the driver (bench/mm_compare.py --help), e.g.
+#   scripts/main-job.sh --procs 1,2 --repeat 5 --size 256
+# The exit status is the driver's: non-zero if a run failed (after the table is printed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh
-mwcc=build/bin/mwcc
-out=build/main-job
-mkdir -p "$out"
-
+# The plot needs Debian's python3-matplotlib (scripts/setup.sh), which is /usr/bin/python3's.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
 echo
-echo "== mwcc --showme: the compiler command behind 'mwcc -O2 examples/jacobi.c'"
-"$mwcc" --showme -O2 examples/jacobi.c -o "$out/jacobi" -lm
-
-echo
-echo "== what the midway-instrument pass did to examples/*.c (-O2, -mllvm -stats)"
-for src in examples/*.c; do
-  echo "-- $src"
-  "$mwcc" -O2 -mllvm -stats "$src" -o "$out/$(basename "$src" .c)" -lm 2>&1 |
-    grep -E 'midway-instrument' || echo "   (no statistics printed)"
-done
-
-echo
-echo "== running the instrumented jacobi: what the dirty map saw"
-"$out/jacobi" 512 10
+exec "$py" bench/mm_compare.py --build build --out build/main-job "$@"

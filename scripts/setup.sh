@@ -10,6 +10,7 @@ packages=(
   libpmix-dev openmpi-bin libopenmpi-dev                  # PMIx launch; MPI baseline
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   iproute2                                                # netns multi-host tests
+  python3-matplotlib                                      # main job: the MM-ec vs MM-rc plot
 )
 
 missing=()
