@@ -38,10 +38,16 @@ enum : uint8_t {
   kEntry = 4,        // entry consistent here: wholly bound, not a copyset page
   kFetching = 8,     // a fetch from the home is under way
   kPartlyBound = 16, // some of its bytes are bound: left out of its updates
+  kHadCopy = 32,     // the page has been here before: its bytes are no longer its initial image
 };
 
-struct PageMsg {  // PAGE_REQUEST, COPYSET_ACK, COPYSET_LEAVE
+struct PageMsg {  // COPYSET_ACK, COPYSET_LEAVE
   uint64_t page;
+};
+struct PageRequest {  // PAGE_REQUEST
+  uint64_t page;
+  uint32_t pristine;  // the requester still holds the page's initial image
+  uint32_t reserved;
 };
 struct PageData {  // PAGE_DATA, followed by the page's bytes when status is kOk
   uint64_t page;
@@ -49,7 +55,11 @@ struct PageData {  // PAGE_DATA, followed by the page's bytes when status is kOk
   uint32_t status;
   uint32_t reserved;
 };
-enum : uint32_t { kOk = 0, kNotShared = 1 };
+enum : uint32_t {
+  kOk = 0,
+  kNotShared = 1,
+  kUnwritten = 2,  // nobody has written the page: the requester's initial image is it, no data
+};
 struct MemberMsg {  // COPYSET_JOIN, COPYSET_LEFT
   uint64_t page;
   int32_t rank;
@@ -64,7 +74,9 @@ struct Info {
   int joining = -1;
   int acks_left = 0;
   bool was_alone = false;  // the home was the only member when the join began
-  std::deque<int> waiting;
+  bool joining_pristine = false;
+  bool written = false;    // at the home: the page has changed since the job began
+  std::deque<std::pair<int, bool>> waiting;
 };
 
 bool g_enabled = false;
@@ -72,17 +84,21 @@ int g_me = 0, g_np = 1;
 size_t g_page = 4096;
 std::atomic<uint8_t> *g_state = nullptr;  // one per page of the window
 
+// The containers are never destroyed: the flusher thread and the fault handler may
+// still use them while a rank that leaves without mw_finalize runs static destructors.
 std::mutex g_mu;                 // a leaf: never held while waiting
-std::map<uintptr_t, Info> g_info;
-std::set<uintptr_t> g_shared;    // SharedPage pages (copysets.hpp)
+std::map<uintptr_t, Info> &g_info = *new std::map<uintptr_t, Info>;
+std::set<uintptr_t> &g_shared = *new std::set<uintptr_t>;  // SharedPage pages (copysets.hpp)
 std::atomic<size_t> g_shared_count{0};
-Bindings g_bound;                // bound ranges on partly bound pages
+Bindings &g_bound = *new Bindings;  // bound ranges on partly bound pages
 unsigned g_min_flush_us = 0;
 
 // The fetch the application thread waits for (it has one at a time).
 uintptr_t g_fetch_page = 0;
+bool g_fetch_pristine = false;  // the fetch asked with the page's initial image here
 std::atomic<int> g_fetch_result{0};  // 0 under way, 1 arrived, 2 not shared memory
-std::vector<std::pair<uintptr_t, std::vector<std::byte>>> g_stashed;  // updates meanwhile
+std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed =
+    *new std::vector<std::pair<uintptr_t, std::vector<std::byte>>>;  // updates meanwhile
 
 struct sigaction g_previous_segv;
 
@@ -167,19 +183,34 @@ uintptr_t checked_page(const Header &h, uint64_t page) {
 
 // ---- At the home ----
 
-void serve(uintptr_t page, Info &in, int r) {
-  if (in.was_alone && !(state(page) & kEntry)) clear_marks(page);
+// Sends the page, or only the news that nobody has written it yet: then the requester's
+// own initial image (the executable's data, or a fresh zero page) is the page, and the
+// fetch moves no data (a master filling its matrices, a worker's first touch of its rows
+// of the result).
+void serve(uintptr_t page, Info &in, int r, bool pristine) {
+  if (in.was_alone && !(state(page) & kEntry)) {
+    std::vector<Range> taken;
+    dirty::take(page, g_page, g_bound.ranges(), taken);
+    if (!taken.empty()) in.written = true;
+  } else if (dirty::next(page, page + g_page, true) != page + g_page) {
+    in.written = true;
+  }
+  if (!in.written && pristine) {
+    PageData d{page, in.members, kUnwritten, 0};
+    return send_head(r, MsgType::kPageData, &d, sizeof d);
+  }
   PageData d{page, in.members, kOk, 0};
   send_head(r, MsgType::kPageData, &d, sizeof d, reinterpret_cast<void *>(page), g_page);
 }
 
-void begin_join(uintptr_t page, Info &in, int r) {
+void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
   uint64_t others = in.members & ~bit(g_me) & ~bit(r);
   in.was_alone = (in.members & ~bit(g_me)) == 0;
   in.members |= bit(r);
   refresh(page);
-  if (others == 0) return serve(page, in, r);
+  if (others == 0) return serve(page, in, r, pristine);
   in.joining = r;
+  in.joining_pristine = pristine;
   in.acks_left = __builtin_popcountll(others);
   MemberMsg m{page, r, 0};
   for (int q = 0; q < g_np; ++q)
@@ -187,7 +218,8 @@ void begin_join(uintptr_t page, Info &in, int r) {
 }
 
 void on_page_request(const Header &h, Bytes payload) {
-  uintptr_t page = checked_page(h, read_msg<PageMsg>(h, payload).page);
+  const PageRequest req = read_msg<PageRequest>(h, payload);
+  uintptr_t page = checked_page(h, req.page);
   if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
   std::lock_guard<std::mutex> g(g_mu);
   if (!(state(page) & kPresent)) {  // heap this rank never allocated
@@ -195,8 +227,11 @@ void on_page_request(const Header &h, Bytes payload) {
     return send_head(h.sender, MsgType::kPageData, &d, sizeof d);
   }
   Info &in = info(page);
-  if (in.joining >= 0) return in.waiting.push_back(h.sender);
-  begin_join(page, in, h.sender);
+  if (in.joining >= 0) {
+    in.waiting.emplace_back(h.sender, req.pristine != 0);
+    return;
+  }
+  begin_join(page, in, h.sender, req.pristine != 0);
 }
 
 void on_ack(const Header &h, Bytes payload) {
@@ -207,11 +242,11 @@ void on_ack(const Header &h, Bytes payload) {
   if (--in.acks_left > 0) return;
   int r = in.joining;
   in.joining = -1;
-  serve(page, in, r);
+  serve(page, in, r, in.joining_pristine);
   while (in.joining < 0 && !in.waiting.empty()) {
-    int next = in.waiting.front();
+    auto [next, pristine] = in.waiting.front();
     in.waiting.pop_front();
-    begin_join(page, in, next);
+    begin_join(page, in, next, pristine);
   }
 }
 
@@ -259,16 +294,21 @@ void on_page_data(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(g_mu);
   uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
   if (page != g_fetch_page || !(s & kFetching)) protocol::malformed(h, "a page this rank did not ask for");
-  if (d.status != kOk) {
+  if (d.status == kNotShared) {
     set_state(page, s & ~kFetching);
     g_fetch_result.store(2, std::memory_order_release);
     return;
   }
-  if (payload.size() != sizeof d + g_page) protocol::malformed(h, "not a page's worth of data");
+  const bool unwritten = d.status == kUnwritten;
+  if (payload.size() != sizeof d + (unwritten ? 0 : g_page))
+    protocol::malformed(h, "not a page's worth of data");
   if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank");
+  if (unwritten && !g_fetch_pristine) protocol::malformed(h, "no data for a page this rank held before");
   make_rw(page);
   const std::byte *bytes = payload.data() + sizeof d;
-  if (!(s & kPartlyBound)) {
+  if (unwritten) {
+    // This rank's own initial image is the page.
+  } else if (!(s & kPartlyBound)) {
     std::memcpy(reinterpret_cast<void *>(page), bytes, g_page);
   } else {
     // Only the unbound bytes: the bound ones are entry consistent, and what this rank
@@ -290,7 +330,7 @@ void on_page_data(const Header &h, Bytes payload) {
   for (auto &[addr, bytes] : g_stashed)  // updates that overtook the page, in arrival order
     std::memcpy(reinterpret_cast<void *>(addr), bytes.data(), bytes.size());
   g_stashed.clear();
-  set_state(page, static_cast<uint8_t>((s & kPartlyBound) | kPresent | kMember));
+  set_state(page, static_cast<uint8_t>((s & kPartlyBound) | kPresent | kMember | kHadCopy));
   info(page).members = d.members;
   refresh(page);
   g_fetch_result.store(1, std::memory_order_release);
@@ -308,7 +348,12 @@ bool fetch(uintptr_t page, int home) {
     g_fetch_result.store(0, std::memory_order_relaxed);
     set_state(page, g_state[index_of(page)].load(std::memory_order_relaxed) | kFetching);
   }
-  PageMsg req{page};
+  const bool pristine = !(g_state[index_of(page)].load(std::memory_order_relaxed) & kHadCopy);
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_fetch_pristine = pristine;
+  }
+  PageRequest req{page, pristine ? 1u : 0u, 0};
   send_head(home, MsgType::kPageRequest, &req, sizeof req);
   if (g_fetch_result.load(std::memory_order_acquire) == 0)
     transport::progress_until([] { return g_fetch_result.load(std::memory_order_acquire) != 0; });
@@ -449,7 +494,7 @@ void bound(const void *p, size_t len, const char *) {
     uint8_t s = state(page);
     if (whole) {
       if (!(s & kPresent)) make_rw(page);
-      set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching)) | kPresent | kEntry));
+      set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching)) | kPresent | kEntry | kHadCopy));
     } else {
       // Bound and unbound bytes share the page: it stays a copyset page (fetched at its
       // first touch), and its bound bytes stay out of its pending updates.
@@ -465,7 +510,7 @@ void place_entry(uintptr_t p, size_t len) {
     uint8_t s = state(page);
     if (s & kPresent) continue;
     make_rw(page);
-    set_state(page, static_cast<uint8_t>(s | kPresent | kEntry));
+    set_state(page, static_cast<uint8_t>(s | kPresent | kEntry | kHadCopy));
   }
 }
 
@@ -477,8 +522,12 @@ void leave(const void *p, size_t len) {
     uint8_t s = state(page);
     int home = home_of(page);
     if (home == g_me || !(s & kMember) || (s & (kEntry | kPartlyBound))) continue;
-    set_state(page, 0);
+    set_state(page, kHadCopy);  // its bytes here are stale now: fetch them in full next time
+    // The copyset is forgotten (a rank that joins again learns it from the home), but not
+    // mw_processor_consistent's interval: the page stays processor consistent here.
+    const unsigned flush_us = info(page).flush_us;
     g_info.erase(page);
+    if (flush_us) info(page).flush_us = flush_us;
     refresh(page);
     make_none(page);
     PageMsg m{page};
@@ -488,9 +537,25 @@ void leave(const void *p, size_t len) {
 
 void processor_consistent(const void *p, size_t len, unsigned us) {
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  // Every rank makes the call alike, so the rank whose part of the heap a page lies in
+  // can tell whether it allocated it (the window holds more than shared memory).
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
+    const int home = home_of(page);
+    if (home < 0 || (home == g_me && !is_static(page) &&
+                     !window::accessible(reinterpret_cast<void *>(page), g_page)))
+      fatal("mw_processor_consistent",
+            "[%p, +%zu) is not in shared memory: page %p is neither MW_SHARED data nor in a "
+            "block from mw_malloc", p, len, reinterpret_cast<void *>(page));
+  }
   std::lock_guard<std::mutex> g(g_mu);
   for (uintptr_t page = page_of(a); page < a + len; page += g_page) info(page).flush_us = us;
   if (g_min_flush_us == 0 || us < g_min_flush_us) g_min_flush_us = us;
+}
+
+void written(uintptr_t page) {
+  if (home_of(page) != g_me) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  info(page).written = true;
 }
 
 size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
@@ -524,6 +589,7 @@ void apply_update(uintptr_t addr, const std::byte *data, size_t len) {
   uint8_t s = state(page);
   if (s & kPresent) {
     std::memcpy(reinterpret_cast<void *>(addr), data, len);
+    if (home_of(page) == g_me) info(page).written = true;
   } else if (s & kFetching) {
     g_stashed.emplace_back(addr, std::vector<std::byte>(data, data + len));
   }  // else: this rank left the copyset while the update was in flight

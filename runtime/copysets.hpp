@@ -82,6 +82,9 @@ struct SharedPage {
   unsigned flush_us;     // processor consistent: flush interval; 0 = release consistent
   bool partly_bound;     // some bytes are entry consistent: leave them out
 };
+// This rank flushed updates of `page`: if it is the home, the page is no longer its
+// initial image (a fetch must carry its data).
+void written(uintptr_t page);
 // How many such pages there are: 0 lets a release skip its flush with one load.
 size_t shared_page_count();
 // A copy of the list, in address order (processor-consistent pages only if pc_only).

@@ -52,6 +52,7 @@ int send_pending(bool pc_only, bool want_ack) {
   for (const auto &p : pages) {
     runs.clear();
     dirty::take(p.page, copysets::page_size(), p.partly_bound ? keep.ranges() : none, runs);
+    if (!runs.empty()) copysets::written(p.page);
     for (int m = 0; m < np; ++m)
       if (m != me && (p.members >> m & 1))
         for (const Range &r : runs) to[static_cast<size_t>(m)].push_back({r.addr, r.len, 0});
@@ -103,18 +104,24 @@ void on_update_data(const Header &h, Bytes payload) { apply(h, payload, false); 
 void on_update(const Header &h, Bytes payload) { apply(h, payload, true); }
 void on_ack(const Header &, Bytes) { g_acks.fetch_add(1, std::memory_order_release); }
 
-// The processor-consistency flusher: wakes every shortest flush interval.
-std::thread g_flusher;
-std::mutex g_flusher_mu;
-std::condition_variable g_flusher_cv;
-bool g_stopping = false;
+// The processor-consistency flusher: wakes every shortest flush interval. Never
+// destroyed, as the transport's service thread: a rank that leaves without mw_finalize
+// (exit(3), mw::fatal on any thread) would otherwise meet a joinable std::thread's
+// destructor, whose std::terminate turned its exit status into SIGABRT.
+struct Flusher {
+  std::thread *thread = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+};
+Flusher &g_fl = *new Flusher;
 
 void flusher() {
-  std::unique_lock<std::mutex> lk(g_flusher_mu);
-  while (!g_stopping) {
+  std::unique_lock<std::mutex> lk(g_fl.mu);
+  while (!g_fl.stopping) {
     unsigned us = copysets::shortest_flush_us();
-    g_flusher_cv.wait_for(lk, std::chrono::microseconds(us ? us : 1000));
-    if (g_stopping) break;
+    g_fl.cv.wait_for(lk, std::chrono::microseconds(us ? us : 1000));
+    if (g_fl.stopping) break;
     lk.unlock();
     if (copysets::shared_page_count() > 0)
       transport::as_handler([] { send_pending(true, false); });
@@ -143,18 +150,24 @@ void flush() {
 
 void start_flusher() {
   if (!copysets::enabled() || copysets::shortest_flush_us() == 0) return;
-  std::lock_guard<std::mutex> g(g_flusher_mu);
-  if (g_flusher.joinable()) return;
-  g_flusher = std::thread(flusher);
+  std::lock_guard<std::mutex> g(g_fl.mu);
+  if (g_fl.thread || g_fl.stopping) return;
+  g_fl.thread = new std::thread(flusher);
 }
 
 void finish() {
+  std::thread *t;
   {
-    std::lock_guard<std::mutex> g(g_flusher_mu);
-    g_stopping = true;
+    std::lock_guard<std::mutex> g(g_fl.mu);
+    g_fl.stopping = true;
+    t = g_fl.thread;
+    g_fl.thread = nullptr;
   }
-  g_flusher_cv.notify_all();
-  if (g_flusher.joinable()) g_flusher.join();
+  g_fl.cv.notify_all();
+  if (t) {
+    t->join();
+    delete t;
+  }
   flush();
 }
 
