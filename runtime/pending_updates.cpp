@@ -28,8 +28,11 @@ struct UpdateExtra {
   uint32_t reserved;
 };
 
-std::atomic<uint64_t> g_acks{0};  // acknowledgements received
-uint64_t g_expected = 0;          // ... that the application thread has waited for
+// Every update message asks for an acknowledgement, the flusher's too: a release (or a
+// barrier) waits for all of them, so that it also covers what the flusher took just
+// before it (the marks are gone, and its own flush then has nothing to send for them).
+std::atomic<uint64_t> g_acks{0};   // acknowledgements received
+std::atomic<uint64_t> g_asked{0};  // ... asked for: added under the progress role (as_handler)
 uint64_t g_flushes = 0;           // under the progress role (as_handler)
 
 // Takes the marks of every copyset page (or of the processor-consistent ones) and sends
@@ -124,7 +127,7 @@ void flusher() {
     if (g_fl.stopping) break;
     lk.unlock();
     if (copysets::shared_page_count() > 0)
-      transport::as_handler([] { send_pending(true, false); });
+      transport::as_handler([] { g_asked.fetch_add(static_cast<uint64_t>(send_pending(true, true))); });
     lk.lock();
   }
 }
@@ -138,12 +141,15 @@ void init() {
 }
 
 void flush() {
-  if (!copysets::enabled() || copysets::shared_page_count() == 0) return;
-  int sent = 0;
-  transport::as_handler([&] { sent = send_pending(false, true); });
-  if (sent == 0) return;
-  g_expected += static_cast<uint64_t>(sent);
-  const uint64_t want = g_expected;
+  if (!copysets::enabled()) return;
+  if (copysets::shared_page_count() == 0 &&
+      g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
+    return;
+  uint64_t want = 0;
+  transport::as_handler([&] {
+    g_asked.fetch_add(static_cast<uint64_t>(send_pending(false, true)));
+    want = g_asked.load();  // the flusher's messages sent before these included
+  });
   if (g_acks.load(std::memory_order_acquire) < want)
     transport::progress_until([want] { return g_acks.load(std::memory_order_acquire) >= want; });
 }
