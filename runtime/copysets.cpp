@@ -427,8 +427,6 @@ int home_of(uintptr_t page) {
   return heap::owner_of(page);
 }
 
-bool present(uintptr_t addr) { return !g_enabled || (state(page_of(addr)) & kPresent); }
-
 void init() {
   g_me = protocol::rank();
   g_np = protocol::nprocs();
@@ -460,23 +458,6 @@ void init() {
 void stop() {
   if (!g_enabled) return;
   sigaction(SIGSEGV, &g_previous_segv, nullptr);
-}
-
-bool try_make_present(const void *p, size_t len) {
-  if (!g_enabled || len == 0) return true;
-  uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
-    if (state(page) & kPresent) continue;
-    int home = home_of(page);
-    if (home < 0 || home == g_me || !fetch(page, home)) return false;
-  }
-  return true;
-}
-
-void make_present(const void *p, size_t len, const char *call) {
-  if (!try_make_present(p, len))
-    fatal(call, "[%p, +%zu) is not shared memory: it is neither MW_SHARED data nor in a block "
-          "from mw_malloc", p, len);
 }
 
 void bound(const void *p, size_t len, const char *) {

@@ -49,15 +49,6 @@ bool enabled();
 int home_of(uintptr_t page);
 size_t page_size();
 
-// Is the page of addr accessible here (home, member, or entry consistent)?
-bool present(uintptr_t addr);
-
-// Fetches every page of [p, p+len) that is not present here (joining its copyset), on
-// the application thread; a page that is not shared memory stops the program as `call`.
-void make_present(const void *p, size_t len, const char *call);
-// As make_present, but false (instead of stopping) if some page is not shared memory.
-bool try_make_present(const void *p, size_t len);
-
 // [p, p+len) is bound to a lock or a barrier (model ec): a page the bindings so far
 // cover wholly becomes entry consistent here with no fetch; one they cover partly stays
 // a copyset page whose bound bytes are left out of its updates.
