@@ -1,11 +1,14 @@
 // Locks: entry consistency's synchronization objects (Midway, sections 2.2, 4.2, 4.3).
 //
 // Finding the lock. Each lock has a manager, chosen by its address. A request goes to the
-// manager, which forwards it to the lock's probable owner: the last rank it sent an
-// exclusive request to (the lock's first owner is its manager). A rank that receives
-// requests before it owns the lock queues them, so the owners form a distributed queue
-// (Forin et al.); ownership passes down it with each exclusive grant, together with the
-// requests queued behind it.
+// manager, which forwards it to the lock's probable owner: the rank whose exclusive
+// request it forwarded last (at first the manager itself, where the lock starts). A rank
+// that receives requests before it owns the lock keeps them for when it does, so the
+// exclusive requesters form a distributed queue (Forin et al.), and ownership passes down
+// it with each exclusive grant. The manager numbers the exclusive requests (each opens a
+// tenure of the lock) and stamps every request with the tenure that serves it, so that a
+// rank that owns the lock and has asked for it again never mixes the requests of the two
+// tenures; no request travels with the lock (locks.cpp, "Tenures").
 //
 // Modes. The owner grants non-exclusive copies and keeps the lock; the holders of copies
 // are its readers. A reader re-acquires its copy non-exclusively with no message until

@@ -56,8 +56,9 @@ void append(std::vector<std::byte> &v, const T &t) {
 
 TEST(Protocol, AGrantNobodyAskedForStopsTheRankNamingTheSender) {
   JobResult r = grant_from_rank1([](std::vector<std::byte> &head, std::vector<std::byte> &) {
-    append(head, updates::Head{0x40000000, 0, 8});
+    append(head, updates::Head{0x40000000, 0, 16});
     append(head, uint64_t{MW_EXCLUSIVE});  // GrantExtra: mode, reserved
+    append(head, uint64_t{1});             // GrantExtra: tenure
   });
   ASSERT_FALSE(r.timed_out);
   EXPECT_FALSE(WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
@@ -67,9 +68,10 @@ TEST(Protocol, AGrantNobodyAskedForStopsTheRankNamingTheSender) {
 
 TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
   JobResult r = grant_from_rank1([](std::vector<std::byte> &head, std::vector<std::byte> &bulk) {
-    append(head, updates::Head{0x40000000, 1, 8});
+    append(head, updates::Head{0x40000000, 1, 16});
     append(head, updates::RunDesc{0x1000, 8, 1});  // not shared memory
     append(head, uint64_t{MW_EXCLUSIVE});
+    append(head, uint64_t{1});
     bulk.assign(8, std::byte{0x5a});
   });
   ASSERT_FALSE(r.timed_out);
