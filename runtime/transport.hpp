@@ -67,6 +67,10 @@ struct Config {
   unsigned spin_us = 50;       // CPU time an idle progress thread polls for before it blocks
   WaitMode wait = WaitMode::kAuto;
   bool use_rma = true;  // false: send large bulk in chunks even where the provider has RMA
+  // kDoorbell (shm): connect() connects every pair of ranks before it returns, instead of
+  // the provider doing it at the first message between them, which then waits for the
+  // peer to poll (see connect_peers() in transport.cpp). false: lazily (tests of that path).
+  bool eager_connect = true;
 };
 
 // Opens fabric, domain, completion queue, address vector and endpoint on the provider
@@ -75,7 +79,10 @@ struct Config {
 std::vector<uint8_t> open(const Config &cfg);
 
 // Inserts every rank's address (index = rank, this rank's own included) into the address
-// vector and starts the service thread. Messages may be sent from then on.
+// vector and starts the service thread. Messages may be sent from then on. With a
+// doorbell (shm) it also connects this rank to every other (Config::eager_connect), so it
+// returns once every peer has called connect() too (or stops the rank after the stall
+// timeout, naming a peer that never did).
 void connect(const std::vector<std::vector<uint8_t>> &addresses);
 
 // Runs on the progress thread for each valid message of its type. `h` is the message's
