@@ -17,7 +17,8 @@
 // rank, which a cached lock's re-acquire never is; eager costs a flush per release of a
 // lock that changed no copyset data only when that release has marks to send.
 // Processor-consistent data is flushed as well every flush interval, by a flusher
-// thread, without waiting for acknowledgements.
+// thread, without waiting for acknowledgements; the next release or barrier waits for
+// them as for its own (the marks the flusher took are no longer there for it to send).
 //
 // Order. A flush sends each member one message (split at 256 runs), its runs in address
 // order; a rank's messages arrive in the order it sent them, so each member sees this

@@ -75,11 +75,19 @@ void check_object(const char *call, const char *what, const void *object, size_t
           what, object, what);
 }
 
+bool ready_bound(const void *p, size_t len) {
+  if (!copysets::enabled()) return window::make_accessible(p, len);
+  if (!window::is_shared(p, len)) return false;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  window::commit_marks(a, a + len);
+  return true;
+}
+
 void check_range(const char *call, const char *what, const void *object, const void *addr,
                  size_t len) {
   if (len == 0) fatal(call, "binding an empty range at %p to %s %p", addr, what, object);
   if (!addr) fatal(call, "binding a NULL range to %s %p", what, object);
-  if (!window::contains(addr, len) || !window::make_accessible(addr, len))
+  if (!ready_bound(addr, len))
     fatal(call,
           "[%p, %p) is not in shared memory, so it cannot be bound to %s %p: bind MW_SHARED "
           "data or memory from mw_malloc",

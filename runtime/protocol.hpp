@@ -45,8 +45,13 @@ void observe(uint64_t remote_clock);
 // Stops with "call: <what> <addr> is not in shared memory ..." unless the object lies
 // in the shared window. `what` is "lock" or "barrier".
 void check_object(const char *call, const char *what, const void *object, size_t size);
-// Stops unless [addr, addr+len) is shared memory, committing heap pages another rank
-// allocated; names the object it was to be bound to.
+// Readies [p, p+len) to be bound to a lock or barrier; false if it is not shared memory.
+// Its dirty marks become accessible here (an owner stamps them at every grant, whether or
+// not it ever touched the data). In a one-rank job its heap pages are committed too;
+// otherwise the pages stay the copyset module's: bound pages are made accessible there,
+// and the rest still fault to their home at first touch.
+bool ready_bound(const void *p, size_t len);
+// Stops unless [addr, addr+len) can be readied; names the object it was to be bound to.
 void check_range(const char *call, const char *what, const void *object, const void *addr,
                  size_t len);
 

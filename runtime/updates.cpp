@@ -63,7 +63,7 @@ void place(const Header &h, std::span<const std::byte> head, std::vector<iovec> 
     RunDesc d;
     std::memcpy(&d, head.data() + sizeof hd + k * sizeof d, sizeof d);
     void *p = reinterpret_cast<void *>(d.addr);
-    if (d.len == 0 || !window::contains(p, d.len) || !window::make_accessible(p, d.len))
+    if (d.len == 0 || !window::is_shared(p, d.len))
       malformed(h, "a run lies outside the shared window");
     copysets::place_entry(d.addr, d.len);  // entry-consistent data needs no page fetch
     where.push_back({p, d.len});

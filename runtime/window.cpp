@@ -97,6 +97,10 @@ const Layout &layout() { return g_layout; }
 
 size_t page_size() { return g_page; }
 
+void commit_marks(uintptr_t begin, uintptr_t end) {
+  commit_shadow(std::max(begin, g_layout.heap_begin), end, "dirty map of the shared heap");
+}
+
 void commit(uintptr_t begin, uintptr_t end) {
   make_rw(begin, end, "shared heap");
   commit_shadow(begin, end, "dirty map of the shared heap");

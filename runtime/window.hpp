@@ -34,8 +34,17 @@ inline bool contains(const void *p, size_t len) {
   return a >= kBase && a <= kEnd && len <= kEnd - a;
 }
 
+// Is [p, p+len) wholly static shared data or wholly heap (whether committed here or not)?
+inline bool is_shared(const void *p, size_t len) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  return contains(p, len) && (a + len <= layout().static_end || a >= layout().heap_begin);
+}
+
 // Makes [begin, end) of the heap, and its shadow, readable and writable.
 void commit(uintptr_t begin, uintptr_t end);
+
+// Makes the dirty marks of heap data [begin, end) readable and writable, not the data.
+void commit_marks(uintptr_t begin, uintptr_t end);
 
 // Is [p, p+len) static shared data or committed heap, so that its data and its dirty
 // marks may be touched?

@@ -39,6 +39,11 @@
  *              rank) and reads its data; the owner never faults on it. Rank 0 then
  *              writes into the block and crosses a barrier: the owner and the others see
  *              it; the owner writes under a lock: an acquirer sees it.
+ * heap-bind    the last rank allocates 2 pages (mw_malloc_lines, page-aligned) and fills them; every rank binds them to a
+ *              lock (under ec only the first 64 bytes, so the rest stays release
+ *              consistent; under rc and pc, read from MW_MODEL, all of it: bindings ship
+ *              nothing). The others' reads after a barrier fault once per page and see
+ *              the data.
  * counter      a counter in unbound data, behind a lock bound to nothing: every rank
  *              increments it N times (--iters, 300), checking inside each critical
  *              section that it never goes back. After a barrier every rank reads P*N.
@@ -57,7 +62,7 @@ MW_SHARED _Alignas(4096) uint64_t *heap_block[RC_PAGE / sizeof(uint64_t *)];
 MW_SHARED _Alignas(4096) long counter[RC_PAGE / sizeof(long)];
 MW_SHARED _Alignas(4096) long bound_counter[RC_PAGE / sizeof(long)];
 MW_SHARED mw_barrier_t bar;
-MW_SHARED mw_lock_t join_lock, heap_lock, counter_lock, bound_lock;
+MW_SHARED mw_lock_t join_lock, heap_lock, heap_bind_lock, counter_lock, bound_lock;
 
 static uint64_t tag(int page, int what) { return 0x5a5a000000000000ull | ((uint64_t)page << 16) | (uint64_t)what; }
 
@@ -285,6 +290,7 @@ static void leave(void) {
   if (me == 0) wr(d, 44);
   mw_barrier(&bar);
   if (me == 1) RC_CHECK(read_counting(d, 0, "the page rejoined") == 44, "rejoined: d = %llu, expected 44", (unsigned long long)rd(d));
+  mw_barrier(&bar);
   if (me == P - 1 && P >= 3) wr(d, 55);
   mw_barrier(&bar);
   if (me == 1 && P >= 3)
@@ -348,6 +354,38 @@ static void heap(void) {
 
 /* bound: the counter is bound to the lock, so under ec it is only current while the lock
  * is held (after the barrier only an acquire brings it); unbound, a barrier does. */
+/* A block of another rank's heap, bound by every rank to a lock (under ec only its first
+ * 64 bytes: the rest stays release consistent; under rc and pc all of it, and bindings
+ * ship nothing). mw_bind used to make the block's pages accessible here without fetching
+ * them, so the first read gave zeros and never faulted. */
+static void heap_bind(void) {
+  rc_test = "heap-bind";
+  const int me = rc_rank, P = rc_nprocs, owner = P - 1;
+  const char *model = getenv("MW_MODEL");
+  const int ec = !model || !*model || !strcmp(model, "ec");
+  const size_t n = 2 * RC_PAGE / sizeof(uint64_t);
+  if (me == owner) {
+    uint64_t *blk = mw_malloc_lines(n * sizeof(uint64_t), RC_PAGE); /* page-aligned: 2 fresh pages */
+    for (size_t i = 0; i < n; i++) blk[i] = 5000 + i;
+    heap_block[1] = blk;
+  }
+  mw_barrier(&bar);
+  uint64_t *blk = heap_block[1];
+  mw_bind(&heap_bind_lock, blk, ec ? 64 : n * sizeof(uint64_t)); /* every rank, before any acquire */
+  mw_barrier(&bar);
+  const uint64_t pages = 2;
+  RC_CHECK((uintptr_t)blk % RC_PAGE == 0, "mw_malloc_lines(, 4096) gave %p", (void *)blk);
+  uint64_t f0 = rc_faults();
+  for (size_t i = 8; i < n; i += 61)
+    RC_CHECK(rd(&blk[i]) == 5000 + i, "word %zu of a block rank %d allocated and this rank bound (%s): %llu, "
+             "expected %llu", i, owner, ec ? "64 bytes" : "all of it", (unsigned long long)rd(&blk[i]),
+             (unsigned long long)(5000 + i));
+  RC_CHECK(rc_faults() - f0 == (me == owner ? 0 : pages), "reading the bound block: %llu faults, expected %llu",
+           (unsigned long long)(rc_faults() - f0), (unsigned long long)(me == owner ? 0 : pages));
+  mw_barrier(&bar);
+  rc_ok("heap-bind");
+}
+
 static void count(long *ctr, mw_lock_t *l, int iters, const char *name, int bound) {
   rc_test = name;
   long last = -1;
@@ -388,6 +426,7 @@ int main(int argc, char **argv) {
   RUN("join", join());
   RUN("leave", leave());
   RUN("heap", heap());
+  RUN("heap-bind", heap_bind());
   RUN("counter", count(counter, &counter_lock, iters, "counter", 0));
   RUN("counter-bound", count(bound_counter, &bound_lock, iters, "counter-bound", 1));
   mw_finalize();
