@@ -50,8 +50,12 @@ struct Barrier {
   std::vector<std::pair<int, std::vector<Run>>> arrivals;
 };
 
-std::unordered_map<uintptr_t, std::unique_ptr<Barrier>> g_barriers;  // under protocol::mu()
-std::vector<int> g_finalized;  // ranks that have reached mw_finalize
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::unordered_map<uintptr_t, std::unique_ptr<Barrier>> &g_barriers =
+    *new std::unordered_map<uintptr_t, std::unique_ptr<Barrier>>;  // under protocol::mu()
+std::vector<int> &g_finalized = *new std::vector<int>;  // ranks that have reached mw_finalize
 
 int me() { return protocol::rank(); }
 

@@ -27,8 +27,11 @@ bool g_ready = false;
 uintptr_t g_begin, g_end;     // this rank's partition
 uintptr_t g_top;              // bump pointer: [g_top, g_end) has never been handed out
 uintptr_t g_committed;        // [g_begin, g_committed) is readable and writable
-std::map<uintptr_t, size_t> g_free;   // returned spans, start -> length, coalesced
-std::map<uintptr_t, Block> g_blocks;  // live blocks, by the address mw_malloc returned
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::map<uintptr_t, size_t> &g_free = *new std::map<uintptr_t, size_t>;   // returned spans, start -> length, coalesced
+std::map<uintptr_t, Block> &g_blocks = *new std::map<uintptr_t, Block>;  // live blocks, by the address mw_malloc returned
 
 uintptr_t align_up(uintptr_t x, uintptr_t a) { return (x + a - 1) & ~(a - 1); }
 

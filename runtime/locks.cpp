@@ -99,7 +99,11 @@ struct Lock {
   uint64_t bind_version = 0;
 };
 
-std::unordered_map<uintptr_t, std::unique_ptr<Lock>> g_locks;  // under protocol::mu()
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::unordered_map<uintptr_t, std::unique_ptr<Lock>> &g_locks =
+    *new std::unordered_map<uintptr_t, std::unique_ptr<Lock>>;  // under protocol::mu()
 
 int me() { return protocol::rank(); }
 

@@ -35,7 +35,10 @@ struct Phase {
 };
 
 std::mutex g_phase_mutex;
-std::vector<Phase> g_phases;  // in the order first begun; guarded by g_phase_mutex
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::vector<Phase> &g_phases = *new std::vector<Phase>;  // in the order first begun; guarded by g_phase_mutex
 
 Phase *find_phase(const char *name) {
   for (Phase &p : g_phases)

@@ -16,7 +16,10 @@ struct Entry {
   uintptr_t end;
   uint64_t stamp;
 };
-std::map<uintptr_t, Entry> g_map;  // disjoint; adjacent entries of equal stamp merged
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::map<uintptr_t, Entry> &g_map = *new std::map<uintptr_t, Entry>;  // disjoint; adjacent entries of equal stamp merged
 
 // Sets [a, b) to stamp s, cutting the entries it overlaps.
 void assign(uintptr_t a, uintptr_t b, uint64_t s) {

@@ -19,7 +19,10 @@ namespace {
 Layout g_layout;
 size_t g_page;
 std::mutex g_mutex;
-std::map<uintptr_t, uintptr_t> g_committed;  // begin -> end, disjoint, never adjacent
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::map<uintptr_t, uintptr_t> &g_committed = *new std::map<uintptr_t, uintptr_t>;  // begin -> end, disjoint, never adjacent
 
 uintptr_t round_up(uintptr_t x, uintptr_t to) { return (x + to - 1) / to * to; }
 

@@ -16,13 +16,20 @@
 // A barrier that some ranks cross and another never does: the job stops, naming both.
 // RUN: not %mwrun -n 2 %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
 // RUN: not %mwrun -n 3 %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
+// A rank that exits without mw_finalize while its service thread is busy serving a
+// peer's lock requests and barrier arrivals: the job reports its exit status, not a
+// crash of its runtime (static destructors ran under the service thread).
+// RUN: not %mwrun -n 2 %t exit-busy 2>&1 | FileCheck %s --check-prefix=EXIT-BUSY
 #include <midway.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 MW_SHARED mw_lock_t lock;
 MW_SHARED mw_barrier_t barrier;
 MW_SHARED int data[16];
+MW_SHARED mw_lock_t many[4096]; /* every other one managed by rank 1 */
 
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "ok";
@@ -71,6 +78,20 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "bad-mode")) {
     // MODE: midway: mw_acquire: lock 0x{{[0-9a-f]+}}: mode 7 is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE (rank 0)
     mw_acquire(&lock, (mw_mode_t)7);
+  }
+  if (!strcmp(what, "exit-busy")) {
+    // EXIT-BUSY-NOT: segmentation fault
+    // EXIT-BUSY: mwrun: rank 1 (pid {{[0-9]+}}) exited with status 3; stopping the job
+    // EXIT-BUSY-NOT: SIG
+    if (mw_rank() == 1) {
+      usleep(20000);
+      exit(3);
+    }
+    for (;;)
+      for (int i = 0; i < 4096; ++i) {
+        mw_acquire(&many[i], MW_EXCLUSIVE);
+        mw_release(&many[i]);
+      }
   }
   if (!strcmp(what, "skip-barrier")) {
     // SKIP: midway: {{mw_barrier|mw_finalize}}: barrier 0x{{[0-9a-f]+}} {{was reached by rank\(s\) [0-9, ]+, but this rank reached mw_finalize without crossing it|can never complete: .*rank 0 has reached mw_finalize without crossing it}}
