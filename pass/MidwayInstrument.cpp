@@ -947,11 +947,12 @@ bool FunctionInstrumenter::isLibcHeapObject(const Value *Obj) {
     return false;
   if (isAllocationFn(CB, &TLI))
     return true;
-  AllocFnKind Kind = MI.getLibcAttributes(*CB->getCalledFunction())
-                         .getFnAttr(Attribute::AllocKind)
-                         .getAllocKind();
-  return (Kind & (AllocFnKind::Alloc | AllocFnKind::Realloc)) !=
-         AllocFnKind::Unknown;
+  // Most library functions (fscanf, memcpy, ...) carry no allockind at all.
+  Attribute Kind = MI.getLibcAttributes(*CB->getCalledFunction())
+                       .getFnAttr(Attribute::AllocKind);
+  return Kind.isValid() &&
+         (Kind.getAllocKind() & (AllocFnKind::Alloc | AllocFnKind::Realloc)) !=
+             AllocFnKind::Unknown;
 }
 
 bool FunctionInstrumenter::isPrivateObject(const Value *Obj) {

@@ -5,6 +5,7 @@
 // RUN: %clang_mw -O2 -S -emit-llvm -o - %s | FileCheck %s --check-prefixes=CHECK,O2
 
 #include <midway.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 MW_SHARED int shared_counter;
@@ -89,3 +90,16 @@ void shared(int v) { shared_counter = v; }
 // CHECK-NEXT:    [[TN:%.*]] = or i8 [[TO]], [[TBITS]]
 // CHECK-NEXT:    store i8 [[TN]], ptr [[TS]], align 1, !nosanitize
 void through(int *p, int v) { *p = v; }
+
+// A library call whose result is no allocation (fopen's FILE carries no allockind)
+// next to a shared store: classified without crashing the compiler; the store is marked.
+MW_SHARED long readings[8];
+// CHECK-LABEL: define {{.*}}void @read_one(
+// CHECK:         call {{.*}}fopen
+// CHECK:         store i64 0, ptr [[R:%.*]], align 8
+// CHECK:         lshr i64 {{%.*}}, 3
+// CHECK:         ret void
+void read_one(int k) {
+  FILE *fp = fopen("readings", "r");
+  if (fscanf(fp, "%ld", &readings[k]) != 1) readings[k] = 0;
+}
