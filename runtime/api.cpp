@@ -118,6 +118,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
+  mw::copysets::report_faults();
   if (job.nprocs > 1) {
     connect_ranks(job, startup_timeout_ms());
     mw::pending::start_flusher();

@@ -80,6 +80,7 @@ struct Info {
 };
 
 bool g_enabled = false;
+bool g_handler = false;  // on_segv installed (every job, from mw_init to mw_finalize)
 int g_me = 0, g_np = 1;
 size_t g_page = 4096;
 std::atomic<uint8_t> *g_state = nullptr;  // one per page of the window
@@ -408,9 +409,11 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
       say("segmentation fault at %p (shared page %p is present on this rank)", si->si_addr,
           reinterpret_cast<void *>(page));
     }
+  } else if (in_window) {  // a one-rank job: its shared memory is all accessible
+    say("segmentation fault at %p: inside the shared window but not shared memory (no "
+        "MW_SHARED data and no mw_malloc block there)", si->si_addr);
   } else {
-    say("segmentation fault at %p%s", si->si_addr,
-        in_window ? " (shared window)" : " (outside the shared window)");
+    say("segmentation fault at %p (outside the shared window)", si->si_addr);
   }
   sigaction(sig, &g_previous_segv, nullptr);
   (void)ctx;  // returning re-runs the access, which now meets the previous disposition
@@ -427,8 +430,17 @@ int home_of(uintptr_t page) {
   return heap::owner_of(page);
 }
 
-void init() {
+void report_faults() {
   g_me = protocol::rank();
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSEGV, &sa, &g_previous_segv) != 0) fatal_errno("mw_init", "cannot install the fault handler");
+  g_handler = true;
+}
+
+void init() {
   g_np = protocol::nprocs();
   g_page = window::page_size();
   if (g_np > 64)
@@ -441,11 +453,6 @@ void init() {
   const uintptr_t end = window::layout().static_end;
   for (uintptr_t p = window::kBase; p < end; p += g_page)
     if (home_of(p) != g_me) make_none(p);
-  struct sigaction sa {};
-  sa.sa_sigaction = on_segv;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(SIGSEGV, &sa, &g_previous_segv) != 0) fatal_errno("mw_init", "cannot install the copyset fault handler");
   g_enabled = true;
   transport::on(MsgType::kPageRequest, on_page_request);
   transport::on(MsgType::kPageData, on_page_data);
@@ -456,7 +463,7 @@ void init() {
 }
 
 void stop() {
-  if (!g_enabled) return;
+  if (!g_handler) return;
   sigaction(SIGSEGV, &g_previous_segv, nullptr);
 }
 

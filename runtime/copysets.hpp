@@ -37,12 +37,15 @@
 
 namespace mw::copysets {
 
-// In a job of more than one rank, before transport::connect (a peer may ask for a page
-// as soon as it is connected): protects the static pages homed elsewhere, installs the
-// fault handler and registers the message handlers. From here on, data bound to
-// nothing is release (or processor) consistent.
+// At mw_init, in every job: installs the SIGSEGV handler, which reports a fault that is
+// not a copyset fault with its address, what lies there and the rank.
+void report_faults();
+// In a job of more than one rank, after report_faults and before transport::connect (a
+// peer may ask for a page as soon as it is connected): protects the static pages homed
+// elsewhere and registers the message handlers. From here on, data bound to nothing is
+// release (or processor) consistent.
 void init();
-// Stops the processor-consistency flusher; at mw_finalize.
+// Puts back the SIGSEGV disposition report_faults found; at mw_finalize.
 void stop();
 bool enabled();
 

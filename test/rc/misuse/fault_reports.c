@@ -11,3 +11,6 @@
 // RUN: not %mwrun -n 2 --provider 'tcp;ofi_rxm' %t segv-heap 1 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=HEAP1
 // ... and of this rank's own part, past what it allocated.
 // RUN: not %mwrun -n 2 %t segv-own-heap 1 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=OWN-HEAP
+// A one-rank job reports them too, started by mwrun or not.
+// RUN: not %mwrun -n 1 %t segv-own-heap 0 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=ONE-HEAP
+// RUN: not --crash %t segv-outside 0 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=ONE-OUTSIDE

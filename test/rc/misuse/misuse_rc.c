@@ -46,6 +46,7 @@ int main(int argc, char **argv) {
       // OUTSIDE: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV){{( \(core dumped\))?}}; stopping the job
       // OUTSIDE2: midway: rank 2: segmentation fault at 0x10 (outside the shared window)
       // OUTSIDE2: mwrun: rank 2 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV)
+      // ONE-OUTSIDE: midway: rank 0: segmentation fault at 0x10 (outside the shared window)
       *(volatile int *)16 = 1;
     }
     if (!strcmp(what, "segv-heap")) {
@@ -65,6 +66,9 @@ int main(int argc, char **argv) {
       // OWN-HEAP: touching [[ADDR:0x[0-9a-f]+]]
       // OWN-HEAP: midway: rank 1: segmentation fault at [[ADDR]]: inside the shared window but not shared memory (no MW_SHARED data and no mw_malloc block there)
       // OWN-HEAP: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV)
+      // ONE-HEAP: touching [[ADDR:0x[0-9a-f]+]]
+      // ONE-HEAP: midway: rank 0: segmentation fault at [[ADDR]]: inside the shared window but not shared memory (no MW_SHARED data and no mw_malloc block there)
+      // ONE-HEAP: mwrun: rank 0 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV)
       printf("read %d\n", *(volatile char *)p);
     }
     if (!strcmp(what, "pc-zero")) {
