@@ -84,6 +84,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::transport::on(mw::transport::MsgType::kHello, on_hello);
   mw::locks::init();
   mw::barriers::init();
+  mw::copysets::report_faults();
   mw::copysets::init();
   mw::pending::init();
   mw::transport::connect(all);
@@ -118,7 +119,9 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   g_nprocs = job.nprocs;
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
-  mw::copysets::report_faults();
+  // With more than one rank, connect_ranks installs it after the transport's endpoint
+  // exists (see copysets::report_faults).
+  if (job.nprocs == 1) mw::copysets::report_faults();
   if (job.nprocs > 1) {
     connect_ranks(job, startup_timeout_ms());
     mw::pending::start_flusher();

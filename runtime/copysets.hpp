@@ -38,7 +38,11 @@
 namespace mw::copysets {
 
 // At mw_init, in every job: installs the SIGSEGV handler, which reports a fault that is
-// not a copyset fault with its address, what lies there and the rank.
+// not a copyset fault with its address, what lies there and the rank. After the
+// transport's endpoint is open: libfabric's shm provider installs a SIGSEGV handler of
+// its own that unlinks the endpoint's region and re-raises; installed after ours, it
+// would see every copyset fault first, and a peer still connecting would find the
+// region gone (fi_av_insert: "shm_open error").
 void report_faults();
 // In a job of more than one rank, after report_faults and before transport::connect (a
 // peer may ask for a page as soon as it is connected): protects the static pages homed

@@ -2010,9 +2010,15 @@ void connect(const std::vector<std::vector<uint8_t>> &addresses) {
     fi_addr_t fa = FI_ADDR_NOTAVAIL;
     int ret = fi_av_insert(g.av, addresses[r].data(), 1, &fa, 0, nullptr);
     if (ret != 1) fi_fatal("fi_av_insert", ret < 0 ? ret : -FI_EINVAL, "of rank %d's address", r);
-    if (fa != static_cast<fi_addr_t>(r))
-      mw::fatal("fi_av_insert", "rank %d's address became entry %llu of the address vector", r,
-                static_cast<unsigned long long>(fa));
+    if (fa != static_cast<fi_addr_t>(r)) {
+      char mine[128] = "?", theirs[128] = "?";
+      size_t l1 = sizeof mine, l2 = sizeof theirs;
+      fi_av_straddr(g.av, addresses[r].data(), mine, &l1);
+      if (fa < addresses.size()) fi_av_straddr(g.av, addresses[fa].data(), theirs, &l2);
+      mw::fatal("fi_av_insert", "rank %d's address (%s) became entry %llu of the address vector "
+                "(rank %llu's address: %s)", r, mine, static_cast<unsigned long long>(fa),
+                static_cast<unsigned long long>(fa), theirs);
+    }
   }
   // Every rank has opened the doorbell page before any rank learns all addresses: the
   // name can go now, and no page outlives the job.
