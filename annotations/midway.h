@@ -171,9 +171,19 @@ void mw_barrier_final(mw_barrier_t *b);
  * ---------------------------------------------------------------------------------- */
 /* [addr, addr+len) is processor consistent: also pushed every flush_interval_us (> 0). */
 void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us);
-/* This rank drops its copies of the pages of [addr, addr+len) that another rank homes:
- * it receives no more updates for them, and fetches them again at its next touch. */
-void mw_copyset_leave(const void *addr, size_t len);
+
+/* ------------------------------------------------------------------------------------
+ * Discarding cached copies (Midway 4.3)
+ * ---------------------------------------------------------------------------------- */
+/* This rank drops its copies of shared data in [addr, addr+len), to free memory or to
+ * stop receiving updates. Release- and processor-consistent pages another rank homes
+ * leave their copysets: no more updates come, and the next touch fetches the page
+ * again. Data bound to a lock this rank neither owns nor holds is dropped (whole pages
+ * of it are returned to the system), and the next acquire of such a lock is served as
+ * if this rank had never held it, so the data comes back whole. Data this rank is the
+ * only keeper of stays: its own home pages, data bound to a lock it owns (the last to
+ * have held it) and barrier-bound data. Bound to a lock this rank holds: an error. */
+void mw_discard(const void *addr, size_t len);
 
 /* ------------------------------------------------------------------------------------
  * Introspection of the dirty map (additions to the fixed API, for tests and tools)

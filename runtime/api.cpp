@@ -275,10 +275,16 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
   mw::pending::start_flusher();
 }
 
-MW_EXPORT void mw_copyset_leave(const void *addr, size_t len) {
-  require_running("mw_copyset_leave");
-  if (len == 0 || !addr || !mw::window::contains(addr, len))
-    mw::fatal("mw_copyset_leave", "[%p, +%zu) is not in shared memory", addr, len);
-  mw::pending::flush();  // what this rank wrote there reaches the others first
+MW_EXPORT void mw_discard(const void *addr, size_t len) {
+  require_running("mw_discard");
+  if (len == 0 || !addr || !mw::window::is_shared(addr, len))
+    mw::fatal("mw_discard", "[%p, +%zu) is not in shared memory: give MW_SHARED data or memory "
+              "from mw_malloc", addr, len);
+  if (g_nprocs == 1) return;  // every copy is the only one
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  mw::Bindings drop = mw::locks::discard(a, a + len);
+  for (const mw::Range &r : mw::barriers::bound_in(a, a + len).ranges()) drop.remove(r.addr, r.len);
+  mw::pending::flush();  // what this rank wrote to copyset pages reaches the others first
   mw::copysets::leave(addr, len);
+  mw::copysets::drop_entry(drop);
 }

@@ -255,6 +255,15 @@ void bind(mw_barrier_t *b, const void *addr, size_t len) {
   k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
 }
 
+Bindings bound_in(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Bindings out;
+  for (const auto &[addr, k] : g_barriers)
+    for (const Range &r : k->bindings.ranges())
+      if (r.addr < b && r.end() > a) out.add(std::max(r.addr, a), std::min(r.end(), b) - std::max(r.addr, a));
+  return out;
+}
+
 void finalize() {
   if (protocol::nprocs() == 1) return;
   transport::as_handler([] {

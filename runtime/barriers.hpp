@@ -13,7 +13,9 @@
 // it will never cross stops the job with an error instead of hanging it.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
+#include "bindings.hpp"
 #include "midway.h"
 
 namespace mw::barriers {
@@ -22,6 +24,10 @@ void init();  // registers the message handlers (before transport::connect)
 
 void cross(mw_barrier_t *b, bool final);
 void bind(mw_barrier_t *b, const void *addr, size_t len);
+
+// The bytes of [a, b) bound to a barrier on this rank (mw_discard keeps them: a barrier
+// sends each rank only what changed since its last crossing).
+Bindings bound_in(uintptr_t a, uintptr_t b);
 
 // At mw_finalize: checks that this rank leaves no barrier half crossed, then tells the
 // others it will cross no more.

@@ -149,7 +149,7 @@ void make_rw(uintptr_t page) {
 
 void make_none(uintptr_t page) {
   if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_NONE) != 0)
-    fatal_errno("mw_copyset_leave", "cannot protect shared page 0x%lx", static_cast<unsigned long>(page));
+    fatal_errno("mw_discard", "cannot protect shared page 0x%lx", static_cast<unsigned long>(page));
 }
 
 void send_head(int dest, MsgType type, const void *head, size_t len, const void *bulk = nullptr,
@@ -520,6 +520,22 @@ void leave(const void *p, size_t len) {
     make_none(page);
     PageMsg m{page};
     send_head(home, MsgType::kCopysetLeave, &m, sizeof m);
+  }
+}
+
+void drop_entry(const Bindings &drop) {
+  if (!g_enabled) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  for (const Range &r : drop.ranges()) {
+    const uintptr_t first = (r.addr + g_page - 1) & ~(g_page - 1);
+    for (uintptr_t page = first; page + g_page <= r.end(); page += g_page) {
+      const uint8_t s = state(page);
+      if (home_of(page) == g_me || (s & (kPresent | kEntry)) != (kPresent | kEntry)) continue;
+      // The next grant writes what the lock ships over whatever the page holds; until
+      // then it reads as the program's initial image (a private mapping's pages).
+      if (madvise(reinterpret_cast<void *>(page), g_page, MADV_DONTNEED) != 0)
+        fatal_errno("mw_discard", "cannot drop page 0x%lx", static_cast<unsigned long>(page));
+    }
   }
 }
 

@@ -13,7 +13,7 @@
 // messages arrive in order), so the page the newcomer gets already holds it, and every
 // later update goes to the newcomer directly. Updates that reach the newcomer while its
 // fetch is under way are kept and applied over the page when it arrives.
-// A member other than the home may leave a copyset (mw_copyset_leave); it faults again
+// A member other than the home may leave a copyset (mw_discard); it faults again
 // at its next touch.
 //
 // Entry-consistent pages (model ec: data bound to a lock or a barrier) are not the
@@ -65,9 +65,13 @@ void bound(const void *p, size_t len, const char *call);
 // consistent). Lock-free apart from window::commit; safe in a placer.
 void place_entry(uintptr_t p, size_t len);
 
-// mw_copyset_leave: this rank drops its copies of the pages of [p, p+len) it does not
+// mw_discard: this rank drops its copies of the pages of [p, p+len) it does not
 // home; pending updates must have been flushed.
 void leave(const void *p, size_t len);
+
+// mw_discard: returns to the system the pages wholly inside `drop` (bytes bound to locks
+// this rank neither owns nor holds) that are entry consistent here and homed elsewhere.
+void drop_entry(const Bindings &drop);
 
 // mw_processor_consistent: the pages of [p, p+len) are flushed every `us` microseconds.
 void processor_consistent(const void *p, size_t len, unsigned us);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "copysets.hpp"
 #include "dirty_map.hpp"
 #include "error.hpp"
 #include "heap.hpp"
@@ -355,6 +356,9 @@ void on_bindings(const Header &h, Bytes payload) {
   for (size_t i = 2; i < w.size(); i += 2) {
     if (!protocol::ready_bound(reinterpret_cast<void *>(w[i]), w[i + 1]))
       malformed(h, "a bound range outside the shared window");
+    // Bound here as where the binding was made: a page now wholly bound is entry
+    // consistent on this rank too.
+    copysets::bound(reinterpret_cast<void *>(w[i]), w[i + 1], "LOCK_BINDINGS");
     ranges.push_back({w[i], w[i + 1]});
   }
   std::lock_guard<std::mutex> g(protocol::mu());
@@ -539,6 +543,30 @@ void unbind(mw_lock_t *l, const void *addr, size_t len) {
   std::lock_guard<std::mutex> g(protocol::mu());
   k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
   if (k->held == MW_EXCLUSIVE) k->bind_version++;
+}
+
+Bindings discard(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Bindings kept, dropped;
+  for (auto &[addr, k] : g_locks) {
+    const bool ours = k->owner || k->held != kNone;
+    for (const Range &r : k->bindings.ranges()) {
+      if (r.end() <= a || r.addr >= b) continue;
+      if (k->held != kNone)
+        fatal("mw_discard",
+              "[0x%lx, 0x%lx) holds data bound to lock 0x%lx, which this rank holds: release "
+              "the lock before discarding its data",
+              static_cast<unsigned long>(a), static_cast<unsigned long>(b),
+              static_cast<unsigned long>(addr));
+      (ours ? kept : dropped).add(std::max(r.addr, a), std::min(r.end(), b) - std::max(r.addr, a));
+    }
+    if (!ours) {
+      k->t_seen = 0;
+      k->read_valid = false;
+    }
+  }
+  for (const Range &r : kept.ranges()) dropped.remove(r.addr, r.len);
+  return dropped;
 }
 
 }  // namespace mw::locks

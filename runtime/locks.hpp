@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "bindings.hpp"
 #include "midway.h"
 
 namespace mw::locks {
@@ -33,6 +34,17 @@ void acquire(mw_lock_t *l, mw_mode_t mode);
 void release(mw_lock_t *l);
 void bind(mw_lock_t *l, const void *addr, size_t len);
 void unbind(mw_lock_t *l, const void *addr, size_t len);
+
+// mw_discard (Midway 4.3: "a processor may discard a shared data item as long as that
+// processor does not presently own the synchronization object guarding the item"):
+// forgets when this rank last saw each lock it neither owns nor holds, so that its next
+// acquire of one is served as if it had not held it for a very long time, and returns
+// the bytes of [a, b) bound to such locks and to no lock it owns or holds (those it may
+// drop). All such locks, not only those bound to [a, b) here: a binding changed by
+// another rank's exclusive holder may have moved bytes of [a, b) to a lock whose
+// bindings this rank has not seen yet. Stops if [a, b) holds data bound to a lock this
+// rank holds.
+Bindings discard(uintptr_t a, uintptr_t b);
 
 // The rank that manages the lock at `addr`.
 int manager_of(uintptr_t addr);

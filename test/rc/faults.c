@@ -28,7 +28,7 @@
  *              its release before the next barrier, so that only the release can have
  *              brought the value.
  * leave        rank 1 (and rank 2 at P >= 3) hold a page homed at rank 0. Rank 1 writes
- *              and leaves at once (mw_copyset_leave): its write reaches the others. While
+ *              and leaves at once (mw_discard): its write reaches the others. While
  *              it is out, the home and rank 2 write (barriers between). Rank 1's next
  *              touch faults again (+1 exactly) and sees all of it; after that it is a
  *              member again and gets updates without faulting. Leaving a page this rank
@@ -186,7 +186,7 @@ static void join(void) {
     mw_release(&join_lock);
   }
   mw_barrier(&bar);
-  if (me >= 3) mw_copyset_leave(x, RC_PAGE); /* rank 3 and up join again below */
+  if (me >= 3) mw_discard(x, RC_PAGE); /* rank 3 and up join again below */
   mw_barrier(&bar);
   /* A non-home member writes and crosses a barrier: every member sees it. */
   if (me == 1) wr(w, 202);
@@ -258,7 +258,7 @@ static void leave(void) {
   /* Rank 1 writes and leaves at once: the leave flushes its write first. */
   if (me == 1) {
     wr(a, 11);
-    mw_copyset_leave(y, RC_PAGE);
+    mw_discard(y, RC_PAGE);
   }
   mw_barrier(&bar);
   if (me == 0 || me == 2)
@@ -275,7 +275,7 @@ static void leave(void) {
   if (me == 1) {
     uint64_t f0 = rc_faults();
     uint64_t gb = rd(b);
-    RC_CHECK(rc_faults() - f0 == 1, "the first touch after mw_copyset_leave: %llu faults, expected 1",
+    RC_CHECK(rc_faults() - f0 == 1, "the first touch after mw_discard: %llu faults, expected 1",
              (unsigned long long)(rc_faults() - f0));
     RC_CHECK(gb == 22, "after leaving and touching again: b = %llu, the home wrote 22 meanwhile",
              (unsigned long long)gb);
@@ -297,11 +297,11 @@ static void leave(void) {
     RC_CHECK(read_counting(d, 0, "the page rejoined") == 55, "rejoined: d = %llu, rank %d wrote 55", (unsigned long long)rd(d), P - 1);
   /* Leaving a page this rank homes, or one it does not hold: nothing changes. */
   if (me == 0) {
-    mw_copyset_leave(y, RC_PAGE);
-    RC_CHECK(read_counting(a, 0, "the home's own page after mw_copyset_leave") == 11, "home lost its page");
+    mw_discard(y, RC_PAGE);
+    RC_CHECK(read_counting(a, 0, "the home's own page after mw_discard") == 11, "home lost its page");
   }
   unsigned char *z = page_homed_at(leave_pages + 8, 8, (me + 1) % P); /* not y: 8 pages cover every home */
-  mw_copyset_leave(z, RC_PAGE); /* never touched here */
+  mw_discard(z, RC_PAGE); /* never touched here */
   RC_CHECK(read_counting(z + 512, 1, "a page left before it was held, first touch") == 0, "fresh page not zero");
   mw_barrier(&bar);
   rc_ok("leave");

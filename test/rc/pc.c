@@ -24,7 +24,7 @@
  *            interval is honoured: MW_PC_INTERVAL_US=200000 allows a handful in 0.5 s).
  *            --expect-none: the negative control (release consistency: --model=rc
  *            --no-call): nothing may arrive before the barrier, everything after it.
- * pc-leave   rank 1 leaves the copyset of xa's page (mw_copyset_leave), touches it again
+ * pc-leave   rank 1 leaves the copyset of xa's page (mw_discard), touches it again
  *            (a fault), and then writes a value there with no synchronization: rank 0
  *            must see it within the bound. The page is still processor consistent after
  *            a rank leaves and rejoins its copyset. (Skipped with --expect-none, and at
@@ -171,10 +171,10 @@ int main(int argc, char **argv) {
     rc_test = "pc-leave";
     uint64_t *y = (uint64_t *)(pa + 2048), *seen = (uint64_t *)(pack + 2056);
     if (me == 1) {
-      mw_copyset_leave(pa, RC_PAGE);
+      mw_discard(pa, RC_PAGE);
       uint64_t f0 = rc_faults();
       RC_CHECK(rd(xa) == l, "xa after leaving and touching again");
-      RC_CHECK(rc_faults() - f0 == 1, "the touch after mw_copyset_leave: %llu faults, expected 1",
+      RC_CHECK(rc_faults() - f0 == 1, "the touch after mw_discard: %llu faults, expected 1",
                (unsigned long long)(rc_faults() - f0));
       wr(y, 4242);
       double t1 = rc_now(); /* not into the barrier (a flush) before rank 0 has seen it */

@@ -1,13 +1,14 @@
 // Release/processor-consistency misuse is reported naming the call and the rank (the
 // fault reports' runs are in fault_reports.c, their CHECK lines here, by the code).
 // RUN: %mwcc -O1 %s -o %t
-// mw_processor_consistent and mw_copyset_leave with bad arguments.
+// mw_processor_consistent and mw_discard with bad arguments.
 // RUN: not %t pc-zero 2>&1 | FileCheck %s --check-prefix=PC-ZERO
 // RUN: not %mwrun -n 2 %t pc-zero 1 2>&1 | FileCheck %s --check-prefix=PC-ZERO1
 // RUN: not %t pc-private 2>&1 | FileCheck %s --check-prefix=PC-PRIVATE
 // RUN: not %mwrun -n 2 %t pc-null 1 2>&1 | FileCheck %s --check-prefix=PC-NULL
 // RUN: not %mwrun -n 2 %t pc-unallocated 1 2>&1 | FileCheck %s --check-prefix=PC-UNALLOC
 // RUN: not %mwrun -n 2 %t leave-private 1 2>&1 | FileCheck %s --check-prefix=LEAVE-PRIVATE
+// RUN: not %mwrun -n 2 %t discard-held 1 2>&1 | FileCheck %s --check-prefix=DISCARD-HELD
 // RUN: not %t pc-before-init 2>&1 | FileCheck %s --check-prefix=PC-BEFORE
 // The dial's settings.
 // RUN: env MW_MODEL=tso not %t ok 2>&1 | FileCheck %s --check-prefix=MODEL
@@ -25,6 +26,7 @@
 MW_SHARED _Alignas(4096) char data[2][4096];
 MW_SHARED _Alignas(4096) char *block_of[64];
 MW_SHARED mw_barrier_t barrier;
+MW_SHARED mw_lock_t lock;
 
 #define FAR (64ul << 20) /* 64 MiB past a small block: in its rank's part, never allocated */
 
@@ -93,9 +95,15 @@ int main(int argc, char **argv) {
       mw_processor_consistent(mine + FAR, 4096, 1000);
     }
     if (!strcmp(what, "leave-private")) {
-      // LEAVE-PRIVATE: midway: mw_copyset_leave: [0x{{[0-9a-f]+}}, +16) is not in shared memory (rank 1)
+      // LEAVE-PRIVATE: midway: mw_discard: [0x{{[0-9a-f]+}}, +16) is not in shared memory: give MW_SHARED data or memory from mw_malloc (rank 1)
       char local[16];
-      mw_copyset_leave(local, sizeof local);
+      mw_discard(local, sizeof local);
+    }
+    if (!strcmp(what, "discard-held")) {
+      // DISCARD-HELD: midway: mw_discard: [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) holds data bound to lock 0x{{[0-9a-f]+}}, which this rank holds: release the lock before discarding its data (rank 1)
+      mw_acquire(&lock, MW_EXCLUSIVE);
+      mw_bind(&lock, data[1], 64);
+      mw_discard(data, sizeof data);
     }
     if (!strcmp(what, "exit-pc") || !strcmp(what, "exit")) {
       // EXIT-NOT: terminate called
