@@ -1,7 +1,9 @@
-/* stress.c — a randomized stress test of entry consistency (locks and bindings).
+/* stress.c — a randomized stress test of entry consistency (locks and bindings), and
+ * with --mix of entry, release and processor consistency in one program.
  *
- *   mwrun -n N stress [--seed S] [--locks M] [--iters K] [--nest PCT] [--delay US]
- *                     [--line L] [--stall S] [--no-oracle] [--verbose]
+ *   mwrun -n N [--model ec|rc|pc] stress [--seed S] [--locks M] [--iters K] [--nest PCT]
+ *                     [--delay US] [--line L] [--mix] [--pc-interval US] [--discard PCT]
+ *                     [--stall S] [--no-oracle] [--verbose]
  *
  * The layout. M locks guard a byte arena (MW_SHARED). From the seed alone (so every rank
  * computes the same layout) each lock gets 1 to 4 ranges of the arena, 1 byte to 4 KiB
@@ -52,8 +54,41 @@
  * mw_barrier has not returned after S seconds, naming the call: the job is stuck (a lost
  * request or grant), and the run fails at once instead of at mwrun's timeout.
  *
+ * Mixed consistency (--mix). Each range is now one of three kinds, drawn from the seed:
+ * entry consistent (bound to its lock, as above), release consistent (guarded by its
+ * lock but bound to nothing: mw_acquire and mw_release order it, and under eager RC a
+ * release pushes the holder's updates to every rank holding a copy of the page before the
+ * lock moves on) or processor consistent (the same, and given mw_processor_consistent(,
+ * , --pc-interval US, default 1000): the flusher also pushes it while the holder writes,
+ * yet a lock hand-over still delivers all of it). A lock may guard ranges of all three
+ * kinds, its header in any of them; the checksum, the versions, the oracle and the replay
+ * are the same. The layout puts ranges of bound and unbound data side by side on pages
+ * and in 64-byte lines (never in the same bytes); see make_layout_mix. After the ranges,
+ * an unlocked zone of processor-consistent words, each written by one rank alone with no
+ * lock and read by every rank at random moments: a word must never go back and never be
+ * torn, and after the barrier that ends the random phase it must hold its writer's last
+ * value on every rank. Every rank touches the pages holding both bound and unbound data
+ * before the first acquire (first_touches: a documented limit of the runtime). At the
+ * end every rank's digest of the whole arena (gaps, unbound data and the unlocked words
+ * included) must equal rank 0's, and the replay covers the unlocked words too.
+ *
+ * Discarding (--discard PCT, with or without --mix). After PCT% of the sections (holding
+ * no lock) a rank calls mw_discard on a random part of the arena, or one time in eight
+ * on all of it: unbound pages leave their copysets and are fetched again at the next
+ * touch, bound data of locks this rank does not own is dropped and comes back whole
+ * with the next acquire. The checks do not change: the data must come back current.
+ * (With processor-consistent data, --model pc or --mix, this fails now and then today:
+ * an update a PC flusher sent before it heard of the leave can land over the page the
+ * discarding rank fetches again. test/ec/CMakeLists.txt runs --discard without PC data.)
+ *
+ * The consistency dial. The same binary runs under mwrun --model ec (the default: bound
+ * ranges entry consistent, the others release or processor consistent), rc (every datum
+ * release consistent: bindings ship nothing, the lock orders everything) or pc (every
+ * datum processor consistent, pushed every MW_PC_INTERVAL_US too); every check is the
+ * same under all three.
+ *
  * Any failure prints "ec-stress: FAIL seed=S rank=R lock=L: what" and the command that
- * reproduces it, and exits 1.
+ * reproduces it (with mwrun's --model and --provider), and exits 1.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -78,6 +113,8 @@
 #define MAXLOG (2 * MAXITERS)  /* a nested section logs two entries              */
 #define ARENA (1280 * 1024)    /* > 64 locks x 4 ranges x (4096 + 100 gap)       */
 #define HDR 24                 /* version, writer, checksum                      */
+#define PAGE 4096              /* copysets work in pages (checked at start)      */
+#define MAXFREE 1024           /* --mix: unlocked processor-consistent words     */
 
 struct entry {
   uint16_t lock;
@@ -91,6 +128,7 @@ struct report {
   uint32_t done; /* 1: the rank reached the end                         */
   uint64_t final_version[MAXL];
   uint64_t final_digest[MAXL];
+  uint64_t arena_digest; /* every byte of the arena, as this rank sees it at the end */
 };
 
 MW_SHARED _Alignas(4096) unsigned char static_arena[ARENA];
@@ -107,14 +145,26 @@ static uint64_t seed = 1;
 static int nlocks = 8, iters = 200, nest_pct = 12, delay_us = 5, use_oracle = 1, verbose = 0;
 static int stall_s = 30; /* a call that blocks longer than this is a failure (0: never) */
 static long line = 0; /* 0: the static arena (64-byte lines); else mw_malloc_lines(, line) */
+static int mix = 0;   /* --mix: entry, release and processor consistent ranges in one arena */
+static unsigned pc_interval = 1000; /* --pc-interval: mw_processor_consistent's flush interval */
+static int discard_pct = 0; /* --discard: PCT% of sections are followed by an mw_discard */
 static int rank, nprocs;
 
-/* The command that runs this job again, for failure messages. */
-static char repro[256];
+/* The command that runs this job again, for failure messages (with the model and the
+ * provider mwrun was given, which reach the ranks as MW_MODEL and MW_PROVIDER). */
+static char repro[512];
 static void make_repro(void) {
+  const char *model = getenv("MW_MODEL"), *provider = getenv("MW_PROVIDER");
+  char mixarg[64] = "";
+  if (mix) snprintf(mixarg, sizeof mixarg, " --mix --pc-interval %u", pc_interval);
+  if (discard_pct)
+    snprintf(mixarg + strlen(mixarg), sizeof mixarg - strlen(mixarg), " --discard %d", discard_pct);
   snprintf(repro, sizeof repro,
-           "mwrun -n %d stress --seed %" PRIu64 " --locks %d --iters %d --nest %d --delay %d --line %ld%s",
-           nprocs, seed, nlocks, iters, nest_pct, delay_us, line, use_oracle ? "" : " --no-oracle");
+           "mwrun -n %d%s%s%s%s%s stress --seed %" PRIu64 " --locks %d --iters %d --nest %d --delay %d "
+           "--line %ld%s%s",
+           nprocs, model ? " --model " : "", model ? model : "", provider ? " --provider '" : "",
+           provider ? provider : "", provider ? "'" : "", seed, nlocks, iters, nest_pct, delay_us, line,
+           mixarg, use_oracle ? "" : " --no-oracle");
 }
 
 static void fail(int lock, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
@@ -180,6 +230,10 @@ static rng_t rng_of(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
 struct range { uint32_t off, len; };
 static int nranges[MAXL];
 static struct range ranges[MAXL][MAXRANGES];
+enum { K_EC, K_RC, K_PC }; /* bound to its lock; guarded, bound to nothing; the same, processor consistent */
+static uint8_t kinds[MAXL][MAXRANGES]; /* all K_EC without --mix */
+static const char *const kind_name[] = {"ec", "rc", "pc"};
+static uint32_t free_off, free_words; /* --mix: the unlocked words, [free_off, +8 * free_words) */
 static size_t arena_used;
 static unsigned char *arena; /* static_arena, or the heap block of --line */
 
@@ -216,6 +270,117 @@ static void make_layout(void) {
   }
   if (cur > ARENA) fail(-1, "layout needs %zu bytes, the arena has %d", cur, ARENA);
   arena_used = cur;
+}
+
+/* --mix: each range is entry consistent (bound to its lock, 40%), release consistent
+ * (guarded by its lock but bound to nothing, 30%) or processor consistent (the same, and
+ * given mw_processor_consistent, 30%). The arena has two zones of pages: the first holds
+ * the entry- and release-consistent ranges, shuffled together, the second (from a page
+ * boundary, sometimes after a page nobody uses) the entry- and processor-consistent ones
+ * (mw_processor_consistent works on whole pages: a release-consistent range there would
+ * be processor consistent). So pages hold bound and unbound bytes side by side, even in
+ * one 64-byte line, as well as pages wholly of one kind. Then, from the next word or
+ * page, the unlocked zone: 16 to 1024 words, processor consistent, word i written with
+ * no lock by rank i % P alone. */
+static void make_layout_mix(void) {
+  rng_t r = rng_of(seed, 0x1a71u, 0, 0);
+  int order[2][MAXL * MAXRANGES][2], n[2] = {0, 0};
+  for (int l = 0; l < nlocks; l++) {
+    nranges[l] = 1 + (int)below(&r, MAXRANGES);
+    for (int j = 0; j < nranges[l]; j++) {
+      uint32_t k = below(&r, 10);
+      kinds[l][j] = k < 4 ? K_EC : k < 7 ? K_RC : K_PC;
+      int z = kinds[l][j] == K_RC ? 0 : kinds[l][j] == K_PC ? 1 : (int)below(&r, 2);
+      order[z][n[z]][0] = l, order[z][n[z]][1] = j, n[z]++;
+    }
+  }
+  size_t cur = below(&r, 64);
+  for (int z = 0; z < 2; z++) {
+    if (z == 1) {
+      cur = (cur + PAGE - 1) / PAGE * PAGE + (below(&r, 4) == 0 ? PAGE : 0) + below(&r, 64);
+    }
+    for (int i = n[z] - 1; i > 0; i--) {
+      int k = (int)below(&r, (uint32_t)i + 1), t0 = order[z][i][0], t1 = order[z][i][1];
+      order[z][i][0] = order[z][k][0], order[z][i][1] = order[z][k][1];
+      order[z][k][0] = t0, order[z][k][1] = t1;
+    }
+    for (int i = 0; i < n[z]; i++) {
+      int l = order[z][i][0], j = order[z][i][1];
+      uint32_t len = pick_len(&r);
+      if (j == 0 && len < HDR) len = HDR + below(&r, 8);
+      cur += below(&r, 10) < 4 ? 0 : 1 + below(&r, 100);
+      ranges[l][j].off = (uint32_t)cur;
+      ranges[l][j].len = len;
+      cur += len;
+    }
+  }
+  cur = (cur + 7) / 8 * 8;
+  if (below(&r, 2)) cur = (cur + PAGE - 1) / PAGE * PAGE;
+  free_off = (uint32_t)cur;
+  free_words = 16 + below(&r, MAXFREE - 15);
+  cur += 8 * (size_t)free_words;
+  if (cur > ARENA) fail(-1, "layout needs %zu bytes, the arena has %d", cur, ARENA);
+  arena_used = cur;
+}
+
+/* ---- --mix: the unlocked words. Word i is written only by rank i % P, with no lock,
+ * each time with its next count c (1, 2, ...) as c << 32 | c; every rank reads words of
+ * any writer at random moments and checks that each is whole (both halves alike) and
+ * never goes back (processor consistency delivers a writer's flushes in order). What a
+ * writer writes is a pure function of (seed, writer rank, section), so every rank can
+ * tell each word's final count. ---- */
+static uint64_t free_count[MAXFREE]; /* this rank's own words: what it wrote last */
+static uint32_t free_seen[MAXFREE];  /* the highest count this rank has read     */
+static uint64_t n_free_writes, n_free_reads, n_free_news; /* news: another writer's word had grown */
+
+static volatile uint64_t *free_word(uint32_t i) { return (volatile uint64_t *)(arena + free_off) + i; }
+
+/* Writer w's step in one section: 0 to 3 words of its own, each to its next count. With
+ * store = 0 only counts (the replay). */
+static void free_step(rng_t *pw, int w, uint64_t *count, int store) {
+  uint32_t mine = free_words > (uint32_t)w ? (free_words - (uint32_t)w + (uint32_t)nprocs - 1) / (uint32_t)nprocs : 0;
+  if (mine == 0) return;
+  uint32_t k = below(pw, 4);
+  for (uint32_t m = 0; m < k; m++) {
+    uint32_t i = below(pw, mine) * (uint32_t)nprocs + (uint32_t)w;
+    uint64_t c = ++count[i];
+    if (store) {
+      *free_word(i) = c << 32 | c;
+      n_free_writes++;
+    }
+  }
+}
+
+/* Each word's count after every writer's `iters` sections. */
+static void free_final(uint64_t *count) {
+  memset(count, 0, MAXFREE * sizeof *count);
+  for (int w = 0; w < nprocs; w++) {
+    rng_t pw = rng_of(seed, 0xf7ee, (uint64_t)w, 0);
+    for (int it = 0; it < iters; it++) free_step(&pw, w, count, 0);
+  }
+}
+
+/* Reads a run of 1 to 64 words and checks them. */
+static void free_read(rng_t *r, const char *when) {
+  uint32_t i0 = below(r, free_words), n = 1 + below(r, 64);
+  for (uint32_t i = i0; i < free_words && i < i0 + n; i++) {
+    uint64_t v = *free_word(i);
+    uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+    int w = (int)(i % (uint32_t)nprocs);
+    if (lo != hi)
+      fail(-1, "%s: unlocked word %u (written by rank %d alone) holds %016" PRIx64 ": the halves of one "
+               "aligned 8-byte store differ (a torn update)", when, i, w, v);
+    if (lo < free_seen[i])
+      fail(-1, "%s: unlocked word %u (written by rank %d alone) went back from count %u to %u (processor "
+               "consistency: a writer's updates arrive in the order it flushed them)", when, i, w,
+           free_seen[i], lo);
+    if (w == rank && lo != free_count[i])
+      fail(-1, "%s: unlocked word %u, this rank's own, holds count %u, but this rank last wrote %" PRIu64
+               " (another rank's update overwrote it)", when, i, lo, free_count[i]);
+    n_free_news += w != rank && lo > free_seen[i];
+    free_seen[i] = lo;
+    n_free_reads++;
+  }
 }
 
 /* The data of lock l: its ranges, less the header at the start of range 0. */
@@ -376,7 +541,21 @@ static void oracle_releasing(int l, int excl, uint64_t v) {
 static struct entry mylog[MAXLOG];
 static uint32_t nlog;
 static uint64_t last_seen[MAXL];
-static uint64_t n_excl, n_nonexcl, n_nested;
+static uint64_t n_excl, n_nonexcl, n_nested, n_discards;
+
+/* --discard: between sections (no lock held) this rank drops its copies of a random
+ * part of the arena, or of all of it: release- and processor-consistent pages leave
+ * their copysets (fetched again at the next touch), bound data of locks this rank does
+ * not own comes back whole with the next acquire (Midway 4.3). Every check stays. */
+static void random_discard(rng_t *r) {
+  size_t a = 0, n = arena_used;
+  if (below(r, 8) != 0) {
+    a = below(r, (uint32_t)arena_used);
+    n = 1 + below(r, (uint32_t)(arena_used - a < 3 * PAGE ? arena_used - a : 3 * PAGE));
+  }
+  mw_discard(arena + a, n);
+  n_discards++;
+}
 
 static void pause_a_little(rng_t *r) {
   if (delay_us <= 0) return;
@@ -423,7 +602,13 @@ static void recheck(int l, uint64_t expect, int it) {
 
 static void random_phase(void) {
   rng_t r = rng_of(seed, 0x5eed, (uint64_t)rank, 0);
+  rng_t pw = rng_of(seed, 0xf7ee, (uint64_t)rank, 0); /* --mix: this rank's unlocked writes */
+  char when[64];
   for (int it = 0; it < iters; it++) {
+    /* --mix: the unlocked words are written once per section, inside it or after it, and
+     * read inside it and after it, each half of the time */
+    int free_inside = mix && below(&r, 2), free_read_in = mix && below(&r, 2),
+        free_read_out = mix && below(&r, 2);
     int l[2], excl[2], n = 1;
     l[0] = below(&r, 10) < 3 ? 0 : (int)below(&r, (uint32_t)nlocks); /* lock 0 is hot */
     if (nlocks > 1 && (int)below(&r, 100) < nest_pct) {
@@ -441,6 +626,11 @@ static void random_phase(void) {
       unwatch();
       oracle_acquired(l[i], excl[i]);
       v[i] = enter(l[i], excl[i], n == 2, it);
+      if (i == 0 && free_inside) free_step(&pw, rank, free_count, 1);
+      if (i == 0 && free_read_in) {
+        snprintf(when, sizeof when, "section %d, inside", it);
+        free_read(&r, when);
+      }
       pause_a_little(&r);
     }
     for (int i = n - 1; i >= 0; i--) {
@@ -450,6 +640,12 @@ static void random_phase(void) {
       mw_release(&locks[l[i]]);
       unwatch();
     }
+    if (mix && !free_inside) free_step(&pw, rank, free_count, 1);
+    if (free_read_out) {
+      snprintf(when, sizeof when, "after section %d", it);
+      free_read(&r, when);
+    }
+    if (discard_pct && (int)below(&r, 100) < discard_pct) random_discard(&r);
     pause_a_little(&r);
   }
 }
@@ -467,6 +663,11 @@ static void check_at_rank0(void) {
                 "), rank 0 sees version %" PRIu64 " (digest %016" PRIx64 ")",
              p, reports[p].final_version[l], reports[p].final_digest[l], final[l],
              reports[0].final_digest[l]);
+    if (reports[p].arena_digest != reports[0].arena_digest)
+      fail(-1, "at the end rank %d's copy of the arena (digest %016" PRIx64 ") differs from rank 0's "
+               "(%016" PRIx64 "), though every lock's bytes agree: unbound bytes (release or processor "
+               "consistent data, or gaps nobody writes) are not coherent", p, reports[p].arena_digest,
+           reports[0].arena_digest);
   }
   /* writer[l][v] = the rank whose exclusive section saw version v, i.e. wrote v+1 */
   int *writer[MAXL];
@@ -509,6 +710,14 @@ static void check_at_rank0(void) {
   unsigned char *img = calloc(1, arena_used);
   for (int l = 0; l < nlocks; l++)
     for (uint64_t v = 1; v <= final[l]; v++) apply_write(img, l, v, writer[l][v - 1]);
+  if (mix) { /* the unlocked words: each writer's final counts */
+    static uint64_t count[MAXFREE];
+    free_final(count);
+    for (uint32_t i = 0; i < free_words; i++) {
+      uint64_t c = count[i] << 32 | count[i];
+      memcpy(img + free_off + 8 * (size_t)i, &c, 8);
+    }
+  }
   for (size_t i = 0; i < arena_used; i++) {
     if (arena[i] == img[i]) continue;
     int owner = -1, rj = -1;
@@ -517,32 +726,80 @@ static void check_at_rank0(void) {
         if (i >= ranges[l][j].off && i < (size_t)ranges[l][j].off + ranges[l][j].len) owner = l, rj = j;
     size_t diff = 0;
     for (size_t k = i; k < arena_used; k++) diff += arena[k] != img[k];
+    if (mix && i >= free_off && i < free_off + 8 * (size_t)free_words)
+      fail(-1, "replay: byte %zu of unlocked word %zu (written by rank %zu alone) is 0x%02x, its final count "
+               "gives 0x%02x (%zu bytes differ from here on)", (i - free_off) % 8, (i - free_off) / 8,
+           (i - free_off) / 8 % (size_t)nprocs, arena[i], img[i], diff);
     if (owner < 0)
-      fail(-1, "replay: arena byte %zu, bound to no lock and never written, is 0x%02x (%zu bytes differ in all)",
+      fail(-1, "replay: arena byte %zu, guarded by no lock and never written, is 0x%02x (%zu bytes differ in all)",
            i, arena[i], diff);
-    fail(owner, "replay: byte %zu of range %d (arena offset %zu, range [%u, +%u)) is 0x%02x, the sequential "
-                "replay of versions 1..%" PRIu64 " gives 0x%02x (%zu bytes differ from here on)",
-         i - ranges[owner][rj].off, rj, i, ranges[owner][rj].off, ranges[owner][rj].len, arena[i],
-         final[owner], img[i], diff);
+    fail(owner, "replay: byte %zu of range %d (%s, arena offset %zu, range [%u, +%u)) is 0x%02x, the "
+                "sequential replay of versions 1..%" PRIu64 " gives 0x%02x (%zu bytes differ from here on)",
+         i - ranges[owner][rj].off, rj, kind_name[kinds[owner][rj]], i, ranges[owner][rj].off,
+         ranges[owner][rj].len, arena[i], final[owner], img[i], diff);
   }
   uint64_t versions = 0;
   for (int l = 0; l < nlocks; l++) versions += final[l];
   if (versions != total_excl)
     fail(-1, "%" PRIu64 " exclusive sections but the final versions add up to %" PRIu64, total_excl, versions);
-  int nr = 0;
-  for (int l = 0; l < nlocks; l++) nr += nranges[l];
-  printf("ec-stress: OK seed=%" PRIu64 " ranks=%d locks=%d ranges=%d arena=%zu bytes (%s, %ld-byte lines) "
-         "iters=%d: %" PRIu64 " versions replayed and compared byte by byte\n",
-         seed, nprocs, nlocks, nr, arena_used, line ? "mw_malloc_lines" : "MW_SHARED", line ? line : 64,
-         iters, versions);
+  int nr = 0, nk[3] = {0, 0, 0};
+  for (int l = 0; l < nlocks; l++) {
+    nr += nranges[l];
+    for (int j = 0; j < nranges[l]; j++) nk[kinds[l][j]]++;
+  }
+  char kinds_msg[96] = "";
+  if (mix)
+    snprintf(kinds_msg, sizeof kinds_msg, " (ec %d, rc %d, pc %d) and %u unlocked words", nk[K_EC], nk[K_RC],
+             nk[K_PC], free_words);
+  const char *model = getenv("MW_MODEL");
+  printf("ec-stress: OK seed=%" PRIu64 " ranks=%d model=%s locks=%d ranges=%d%s arena=%zu bytes (%s, %ld-byte "
+         "lines) iters=%d: %" PRIu64 " versions replayed and compared byte by byte\n",
+         seed, nprocs, model ? model : "ec", nlocks, nr, kinds_msg, arena_used,
+         line ? "mw_malloc_lines" : "MW_SHARED", line ? line : 64, iters, versions);
   free(img);
   for (int l = 0; l < nlocks; l++) free(writer[l]);
 }
 
 static void usage(void) {
   fprintf(stderr, "usage: stress [--seed S] [--locks M (1..%d)] [--iters K (0..%d)] [--nest PCT] "
-                  "[--delay US] [--line L] [--stall S] [--no-oracle] [--verbose]\n", MAXL, MAXITERS);
+                  "[--delay US] [--line L] [--mix] [--pc-interval US] [--discard PCT] [--stall S] "
+                  "[--no-oracle] [--verbose]\n", MAXL, MAXITERS);
   exit(2);
+}
+
+/* --mix, before the first acquire: the first touches. A page that holds bound bytes and
+ * bytes of release- or processor-consistent data is touched by every rank here. This
+ * designs around a documented limit (docs/ARCHITECTURE.md, "Mixing models on one page";
+ * runtime/copysets.hpp): if a grant's data lands on a partly bound page that a rank has
+ * not touched yet, the page becomes entry consistent on that rank and its unbound bytes
+ * are no longer kept coherent there. Every other page (only bound bytes and gaps, or only
+ * unbound data) each rank touches with probability 1/2, so that the rest are first
+ * touched during the random phase: copyset faults and joins while other ranks push
+ * updates to the same page. (Under --model rc|pc no page is entry consistent and the
+ * limit does not apply; the same touches are made.) */
+static void first_touches(void) {
+  const uintptr_t a0 = (uintptr_t)arena, a1 = a0 + arena_used;
+  const uintptr_t p0 = a0 / PAGE * PAGE;
+  const size_t npages = (a1 - p0 + PAGE - 1) / PAGE;
+  unsigned char *has = calloc(npages, 1); /* bit 0: bound bytes; bit 1: unbound data */
+  for (int l = 0; l < nlocks; l++)
+    for (int j = 0; j < nranges[l]; j++) {
+      uintptr_t s = a0 + ranges[l][j].off, e = s + ranges[l][j].len;
+      for (uintptr_t q = s / PAGE * PAGE; q < e; q += PAGE) has[(q - p0) / PAGE] |= kinds[l][j] == K_EC ? 1 : 2;
+    }
+  for (uintptr_t q = (a0 + free_off) / PAGE * PAGE; q < a0 + free_off + 8 * (uintptr_t)free_words; q += PAGE)
+    has[(q - p0) / PAGE] |= 2;
+  rng_t r = rng_of(seed, 0x70c4, (uint64_t)rank, 0);
+  int mixed = 0;
+  for (size_t k = 0; k < npages; k++) {
+    mixed += has[k] == 3;
+    if (has[k] == 3 || below(&r, 2)) {
+      uintptr_t q = p0 + k * PAGE;
+      (void)*(volatile unsigned char *)(q < a0 ? a0 : q);
+    }
+  }
+  if (verbose && rank == 0) printf("%zu pages, %d with bound and unbound data\n", npages, mixed);
+  free(has);
 }
 
 int main(int argc, char **argv) {
@@ -553,6 +810,7 @@ int main(int argc, char **argv) {
     const char *a = argv[i];
     if (!strcmp(a, "--no-oracle")) { use_oracle = 0; continue; }
     if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
+    if (!strcmp(a, "--mix")) { mix = 1; continue; }
     if (i + 1 >= argc) usage();
     const char *v = argv[++i];
     if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 0);
@@ -562,11 +820,17 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--delay")) delay_us = atoi(v);
     else if (!strcmp(a, "--line")) line = atol(v);
     else if (!strcmp(a, "--stall")) stall_s = atoi(v);
+    else if (!strcmp(a, "--pc-interval")) pc_interval = (unsigned)atoi(v);
+    else if (!strcmp(a, "--discard")) discard_pct = atoi(v);
     else usage();
   }
   if (nlocks < 1 || nlocks > MAXL || iters < 0 || iters > MAXITERS || line < 0 || line > 4096 ||
-      (line & (line - 1)))
+      (line & (line - 1)) || pc_interval == 0 || discard_pct < 0 || discard_pct > 100)
     usage();
+  if (sysconf(_SC_PAGESIZE) != PAGE) {
+    fprintf(stderr, "ec-stress: this test assumes %d-byte pages, not %ld\n", PAGE, sysconf(_SC_PAGESIZE));
+    return 77;
+  }
   if (nprocs > MAXRANKS) {
     fprintf(stderr, "ec-stress: at most %d ranks\n", MAXRANKS);
     return 2;
@@ -574,23 +838,37 @@ int main(int argc, char **argv) {
 
   make_repro();
   signal(SIGALRM, on_stall);
-  make_layout();
+  if (mix) make_layout_mix();
+  else make_layout();
   arena = static_arena;
   if (line) { /* rank 0 allocates; the block's address reaches the others by a barrier */
     mw_barrier_bind(&setup_barrier, &heap_arena, sizeof heap_arena);
-    if (rank == 0) heap_arena = (uint64_t)(uintptr_t)mw_malloc_lines(arena_used, (size_t)line);
+    if (rank == 0) {
+      /* --mix: the zones start at page boundaries of the arena, so it starts at one */
+      uintptr_t b = (uintptr_t)mw_malloc_lines(arena_used + (mix ? PAGE : 0), (size_t)line);
+      heap_arena = mix ? (b + PAGE - 1) / PAGE * PAGE : b;
+    }
     mw_barrier(&setup_barrier);
     arena = (unsigned char *)(uintptr_t)heap_arena;
   }
   for (int l = 0; l < nlocks; l++)
-    for (int j = 0; j < nranges[l]; j++) mw_bind(&locks[l], arena + ranges[l][j].off, ranges[l][j].len);
+    for (int j = 0; j < nranges[l]; j++) {
+      const void *p = arena + ranges[l][j].off;
+      if (kinds[l][j] == K_EC) mw_bind(&locks[l], p, ranges[l][j].len);
+      else if (kinds[l][j] == K_PC) mw_processor_consistent(p, ranges[l][j].len, pc_interval);
+    }
+  if (mix) mw_processor_consistent(arena + free_off, 8 * (size_t)free_words, pc_interval);
   mw_barrier_bind(&gather_barrier, logs, sizeof logs);
   mw_barrier_bind(&gather_barrier, reports, sizeof reports);
   oracle_open();
-  if (rank == 0 && verbose)
+  if (rank == 0 && verbose) {
     for (int l = 0; l < nlocks; l++)
       for (int j = 0; j < nranges[l]; j++)
-        printf("lock %2d range %d: [%7u, +%4u)\n", l, j, ranges[l][j].off, ranges[l][j].len);
+        printf("lock %2d range %d: [%7u, +%4u) %s\n", l, j, ranges[l][j].off, ranges[l][j].len,
+               kind_name[kinds[l][j]]);
+    if (mix) printf("unlocked words: [%7u, +%4u)\n", free_off, 8 * free_words);
+  }
+  if (mix) first_touches();
   mw_barrier(&phase_barrier); /* every binding is made before anyone acquires */
   if (rank == 0 && oracle) oracle_unlink(); /* everyone has it open by now */
 
@@ -601,11 +879,26 @@ int main(int argc, char **argv) {
   double secs = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
   if (verbose || rank == 0)
     printf("ec-stress: rank %d: %d sections (%" PRIu64 " exclusive, %" PRIu64 " non-exclusive, %" PRIu64
-           " nested) in %.3f s\n", rank, iters, n_excl, n_nonexcl, n_nested, secs);
+           " nested; %" PRIu64 " discards; %" PRIu64 " unlocked writes, %" PRIu64 " reads, %" PRIu64
+           " of them news) in %.3f s\n", rank, iters, n_excl, n_nonexcl, n_nested, n_discards, n_free_writes,
+           n_free_reads, n_free_news, secs);
 
   watch(-1, "mw_barrier at the end of the random phase");
   mw_barrier(&phase_barrier); /* nothing bound: ends the random phase */
   unwatch();
+
+  if (mix) { /* every writer's last updates to the unlocked words came with the barrier */
+    static uint64_t count[MAXFREE];
+    free_final(count);
+    for (uint32_t i = 0; i < free_words; i++) {
+      uint64_t v = *free_word(i);
+      if (v != (count[i] << 32 | count[i]))
+        fail(-1, "after the barrier that ends the random phase, unlocked word %u holds %016" PRIx64
+                 ", but its writer, rank %u, last wrote count %" PRIu64 " (%s)", i, v, i % (uint32_t)nprocs,
+             count[i], (uint32_t)v < count[i] ? "an update the barrier should have delivered is missing"
+                                              : "a count never written");
+    }
+  }
 
   /* The final view: every lock, non-exclusively. */
   struct report *me = &reports[rank];
@@ -624,6 +917,9 @@ int main(int argc, char **argv) {
     oracle_releasing(l, 0, v);
     mw_release(&locks[l]);
   }
+  /* Every byte of the arena: each lock's bytes were just acquired, everything else came
+   * with the barrier (gaps nobody writes are zeros everywhere). */
+  me->arena_digest = fnv(0xcbf29ce484222325ULL, arena, arena_used);
   memcpy(logs[rank], mylog, nlog * sizeof mylog[0]);
   me->entries = nlog;
   me->done = 1;
