@@ -7,10 +7,11 @@
  *                                       and 1 (ranks above 1 join the ring too)
  *   mwrun -n 2 ec_bench acquire  [N]   remote acquire of an idle lock (barrier-separated)
  *   mwrun -n 2 ec_bench cached   [N]   one rank re-acquires its own lock N times
- *   mwrun -n P ec_bench barrier  [N]   N mw_barrier calls, nothing bound
+ *   mwrun -n P ec_bench barrier  [N [check]]
+ *                                      N mw_barrier calls, nothing bound
  *   mwrun -n P ec_bench cold           right after mw_init, rank 0 acquires 16 locks that
  *                                       every rank manages in turn (first contact)
- *   mwrun -n 2 ec_bench grant SIZE [N [all|sparse|none]]
+ *   mwrun -n 2 ec_bench grant SIZE [N [all|sparse|none|mixed]]
  *                                      a lock bound to SIZE bytes, written in full under
  *                                      the lock by one rank, acquired by the other
  *
@@ -26,7 +27,10 @@
  *   and one grant with nothing overlapped. Reported: the median time in mw_acquire.
  * cached: rank 0 acquires and releases the same lock N times (default 10^6); no other
  *   rank touches it. Reported: ns per acquire+release pair, exclusive and non-exclusive.
- * barrier: µs per mw_barrier at rank 0 over N (default 10^4) after 100 untimed.
+ * barrier: µs per mw_barrier at rank 0 over N (default 10^4) after 100 untimed. With
+ *   "check" (a test, not a figure: ctest runs it) each rank also counts its arrivals in
+ *   a POSIX shared-memory page outside Midway, and after each crossing checks that every
+ *   rank has arrived there and none is past the next one.
  * cold: the first message from rank 0 to each manager, while the managers wait in a
  *   barrier: the acquires mm_ec's master makes at start-up. Reported: the slowest and
  *   the mean, in µs. (A lost wake-up shows here as ~100 ms: see docs/PERFORMANCE.md.)
@@ -38,13 +42,21 @@
  *   For a breakdown, the writer may write one word per 4 KiB instead (sparse: the dirty
  *   map is scanned and stamped, little data moves) or nothing (none: the protocol's
  *   fixed cost); GB/s is then still SIZE / time, a figure to compare, not a bandwidth.
+ *   mixed is a check more than a figure (ctest runs it): each 4 KiB page gets, by turns,
+ *   a whole-page write, one word, three words 1 KiB apart, or nothing, so that a grant
+ *   carries long runs (read where they lie) and many short ones (copied, packed into
+ *   eager messages) at once; the acquirer compares every byte with a private replay.
  */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime; shm_open for the barrier check */
+#include <fcntl.h>
 #include <midway.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 MW_SHARED mw_lock_t handover_lock;
 MW_SHARED _Alignas(64) long handover_counter; /* bound to handover_lock */
@@ -95,8 +107,8 @@ static void print_stats_delta(const char *prefix, const mw_stats_t *a, const mw_
 
 _Noreturn static void usage(void) {
   fprintf(stderr,
-          "usage: ec_bench handover [N] | acquire [N] | cached [N] | barrier [N] | cold |\n"
-          "                grant SIZE [N [all|sparse|none]]\n"
+          "usage: ec_bench handover [N] | acquire [N] | cached [N] | barrier [N [check]] | cold |\n"
+          "                grant SIZE [N [all|sparse|none|mixed]]\n"
           "  (under mwrun: mwrun -n 2 ec_bench handover 20000)\n");
   exit(2);
 }
@@ -243,7 +255,46 @@ static int bench_cached(long n) {
 }
 
 /* ---- barrier: nothing bound ---- */
-static int bench_barrier_latency(long n) {
+/* The check: arrivals counted outside Midway, in a page every rank maps (named after
+ * mwrun's pid, which all ranks share). */
+static long barrier_check(long n) {
+  const int me = mw_rank(), p = mw_nprocs();
+  char name[64];
+  snprintf(name, sizeof name, "/ec_bench_barrier_%ld", (long)getppid());
+  if (me == 0) shm_unlink(name);
+  mw_barrier(&bench_barrier);
+  int fd = shm_open(name, O_RDWR | O_CREAT, 0600);
+  if (fd < 0 || ftruncate(fd, 4096) != 0) {
+    perror("ec_bench barrier check: shm_open");
+    exit(1);
+  }
+  long *arrived = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (arrived == MAP_FAILED) {
+    perror("ec_bench barrier check: mmap");
+    exit(1);
+  }
+  mw_barrier(&bench_barrier); /* every rank has mapped the page */
+  long bad = 0;
+  for (long i = 1; i <= n; i++) {
+    __atomic_store_n(&arrived[me], i, __ATOMIC_SEQ_CST);
+    mw_barrier(&bench_barrier);
+    for (int r = 0; r < p; r++) {
+      long a = __atomic_load_n(&arrived[r], __ATOMIC_SEQ_CST);
+      if (a < i || a > i + 1) {
+        if (bad++ < 5)
+          fprintf(stderr, "ec_bench barrier check: rank %d left crossing %ld while rank %d had arrived %ld times\n",
+                  me, i, r, a);
+      }
+    }
+  }
+  mw_barrier(&bench_barrier);
+  if (me == 0) shm_unlink(name); /* the mapping goes at exit */
+  return bad;
+}
+
+static int bench_barrier_latency(long n, int check) {
+  if (check) return barrier_check(n) ? 1 : 0;
   for (int i = 0; i < 100; i++) mw_barrier(&bench_barrier);
   mw_stats_t s0, s1;
   mw_stats_get(&s0);
@@ -289,7 +340,22 @@ static int bench_cold(void) {
 /* What the writer writes each repetition: every word (the benchmark), one word per
  * 4 KiB (the dirty map is scanned and stamped but little data moves), or nothing (the
  * grant carries no data: the protocol's fixed cost). */
-enum grant_write { WRITE_ALL, WRITE_SPARSE, WRITE_NONE };
+enum grant_write { WRITE_ALL, WRITE_SPARSE, WRITE_NONE, WRITE_MIXED };
+
+/* WRITE_MIXED: what repetition k writes to page p (512 words), applied to the shared data
+ * by the writer and to a private replay by every rank. */
+static void write_mixed(uint64_t *d, size_t words, long k, uint64_t stamp) {
+  for (size_t page = 0; page * 512 < words; page++) {
+    uint64_t *w = d + page * 512;
+    size_t n = words - page * 512 < 512 ? words - page * 512 : 512;
+    switch ((page + (size_t)k) % 4) {
+    case 0: for (size_t i = 0; i < n; i++) w[i] = stamp + page * 512 + i; break;
+    case 1: w[(size_t)k % n] = stamp + page; break;
+    case 2: for (size_t i = 8; i < n; i += 128) w[i] = stamp + page * 512 + i; break;
+    default: break;
+    }
+  }
+}
 
 static int bench_grant(size_t size, long n, enum grant_write what) {
   if (!need_two("grant")) return 2;
@@ -322,6 +388,7 @@ static int bench_grant(size_t size, long n, enum grant_write what) {
 
   const long warm = 2;
   double *t = calloc((size_t)(n + warm), sizeof *t);
+  uint64_t *replay = what == WRITE_MIXED ? calloc(words, sizeof *replay) : NULL;
   long mine = 0, bad = 0;
   mw_stats_t s0, s1;
   for (long k = 0; k < n + warm; k++) {
@@ -334,8 +401,11 @@ static int bench_grant(size_t size, long n, enum grant_write what) {
         for (size_t i = 0; i < words; i++) data[i] = stamp + i;
       else if (what == WRITE_SPARSE)
         for (size_t i = 0; i < words; i += 512) data[i] = stamp + i;
+      else if (what == WRITE_MIXED)
+        write_mixed(data, words, k, stamp);
       mw_release(&grant_lock);
     }
+    if (replay) write_mixed(replay, words, k, stamp);
     mw_barrier(&bench_barrier);
     if (me == 1 - writer) {
       double a = now_s();
@@ -345,6 +415,8 @@ static int bench_grant(size_t size, long n, enum grant_write what) {
         for (size_t i = 0; i < words; i++) bad += data[i] != stamp + i;
       else if (what == WRITE_SPARSE)
         for (size_t i = 0; i < words; i += 512) bad += data[i] != stamp + i;
+      else if (what == WRITE_MIXED)
+        for (size_t i = 0; i < words; i++) bad += data[i] != replay[i];
       mw_release(&grant_lock);
       if (k >= warm) t[mine++] = b - a;
     }
@@ -367,6 +439,7 @@ static int bench_grant(size_t size, long n, enum grant_write what) {
     fflush(stdout);
   }
   free(t);
+  free(replay);
   if (bad) fprintf(stderr, "ec_bench grant: rank %d read %ld stale words after its acquire\n", me, bad);
   return bad ? 1 : 0;
 }
@@ -380,11 +453,15 @@ int main(int argc, char **argv) {
   else if (!strcmp(mode, "acquire")) rc = bench_acquire(argc > 2 ? atol(argv[2]) : 2000);
   else if (!strcmp(mode, "cached")) rc = bench_cached(argc > 2 ? atol(argv[2]) : 1000000);
   else if (!strcmp(mode, "cold")) rc = bench_cold();
-  else if (!strcmp(mode, "barrier")) rc = bench_barrier_latency(argc > 2 ? atol(argv[2]) : 10000);
+  else if (!strcmp(mode, "barrier"))
+    rc = bench_barrier_latency(argc > 2 ? atol(argv[2]) : 10000, argc > 3 && !strcmp(argv[3], "check"));
   else if (!strcmp(mode, "grant") && argc > 2) {
     const char *w = argc > 4 ? argv[4] : "all";
-    enum grant_write what = !strcmp(w, "none") ? WRITE_NONE : !strcmp(w, "sparse") ? WRITE_SPARSE : WRITE_ALL;
-    if (strcmp(w, "all") && strcmp(w, "sparse") && strcmp(w, "none")) usage();
+    enum grant_write what = !strcmp(w, "none")     ? WRITE_NONE
+                            : !strcmp(w, "sparse") ? WRITE_SPARSE
+                            : !strcmp(w, "mixed")  ? WRITE_MIXED
+                                                   : WRITE_ALL;
+    if (strcmp(w, "all") && strcmp(w, "sparse") && strcmp(w, "none") && strcmp(w, "mixed")) usage();
     rc = bench_grant(strtoull(argv[2], NULL, 0), argc > 3 ? atol(argv[3]) : 20, what);
   }
   else usage();

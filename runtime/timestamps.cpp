@@ -21,10 +21,32 @@ struct Entry {
 // serves peers.
 std::map<uintptr_t, Entry> &g_map = *new std::map<uintptr_t, Entry>;  // disjoint; adjacent entries of equal stamp merged
 
+// Merges entry `it` with its neighbours of the same stamp.
+void merge(std::map<uintptr_t, Entry>::iterator it) {
+  auto next = std::next(it);
+  if (next != g_map.end() && next->first == it->second.end && next->second.stamp == it->second.stamp) {
+    it->second.end = next->second.end;
+    g_map.erase(next);
+  }
+  if (it != g_map.begin()) {
+    auto p = std::prev(it);
+    if (p->second.end == it->first && p->second.stamp == it->second.stamp) {
+      p->second.end = it->second.end;
+      g_map.erase(it);
+    }
+  }
+}
+
 // Sets [a, b) to stamp s, cutting the entries it overlaps.
 void assign(uintptr_t a, uintptr_t b, uint64_t s) {
   if (a >= b) return;
   auto it = g_map.lower_bound(a);
+  // The same run stamped again (lines written again, a grant of what was granted last
+  // time): restamp it in place, no node freed or allocated.
+  if (it != g_map.end() && it->first == a && it->second.end == b) {
+    it->second.stamp = s;
+    return merge(it);
+  }
   if (it != g_map.begin()) {
     auto p = std::prev(it);
     if (p->second.end > a) {
@@ -38,25 +60,12 @@ void assign(uintptr_t a, uintptr_t b, uint64_t s) {
     if (it->second.end > b) {
       Entry old = it->second;
       g_map.erase(it);
-      g_map.emplace(b, old);
+      it = g_map.emplace(b, old).first;
       break;
     }
     it = g_map.erase(it);
   }
-  it = g_map.emplace(a, Entry{b, s}).first;
-  // Merge with neighbours of the same stamp.
-  auto next = std::next(it);
-  if (next != g_map.end() && next->first == b && next->second.stamp == s) {
-    it->second.end = next->second.end;
-    g_map.erase(next);
-  }
-  if (it != g_map.begin()) {
-    auto p = std::prev(it);
-    if (p->second.end == a && p->second.stamp == s) {
-      p->second.end = it->second.end;
-      g_map.erase(it);
-    }
-  }
+  merge(g_map.emplace_hint(it, a, Entry{b, s}));
 }
 
 }  // namespace

@@ -14,30 +14,77 @@ namespace mw::updates {
 using transport::Header;
 using transport::MsgType;
 
+namespace {
+
+// A run up to this long travels copied, packed with others into eager messages; a longer
+// one is read by RMA where it lies. On shm each RMA read is a process_vm_readv of ~1.8 µs
+// whatever its length, so a grant with 256 runs of 64 bytes (one word written per 4 KiB
+// of a MiB) took 468 µs as one rendezvous message.
+constexpr size_t kCopyMax = 2048;
+
+size_t eager_limit() {
+  static const size_t limit = transport::Config{}.eager_limit;  // the runtime's (api.cpp)
+  return limit;
+}
+
+// One message carrying `runs` (and `extra`, if any) as head and bulk.
+void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestamps::Run> runs,
+              const void *extra, size_t extra_len, uint64_t clock) {
+  Head hd{object, static_cast<uint32_t>(runs.size()), static_cast<uint32_t>(extra_len)};
+  std::vector<std::byte> head(sizeof hd + runs.size() * sizeof(RunDesc) + extra_len);
+  std::vector<iovec> bulk;
+  bulk.reserve(runs.size());
+  std::memcpy(head.data(), &hd, sizeof hd);
+  for (size_t k = 0; k < runs.size(); ++k) {
+    const timestamps::Run &r = runs[k];
+    RunDesc d{r.addr, r.len, r.stamp};
+    std::memcpy(head.data() + sizeof hd + k * sizeof d, &d, sizeof d);
+    bulk.push_back({reinterpret_cast<void *>(r.addr), r.len});
+  }
+  if (extra_len) std::memcpy(head.data() + sizeof hd + runs.size() * sizeof(RunDesc), extra, extra_len);
+  iovec h{head.data(), head.size()};
+  transport::send(dest, type, std::span<const iovec>(&h, 1), bulk, clock);
+}
+
+}  // namespace
+
 void send(int dest, MsgType part, MsgType last, uintptr_t object,
           std::span<const timestamps::Run> runs, const void *extra, size_t extra_len,
           uint64_t clock) {
-  std::vector<std::byte> head;
-  std::vector<iovec> bulk;
-  size_t i = 0;
-  do {
-    size_t n = std::min<size_t>(runs.size() - i, kMaxRunsPerMessage);
-    bool final = i + n == runs.size();
-    Head hd{object, static_cast<uint32_t>(n), final ? static_cast<uint32_t>(extra_len) : 0};
-    head.resize(sizeof hd + n * sizeof(RunDesc) + hd.extra_len);
-    std::memcpy(head.data(), &hd, sizeof hd);
-    bulk.clear();
-    for (size_t k = 0; k < n; ++k) {
-      const timestamps::Run &r = runs[i + k];
-      RunDesc d{r.addr, r.len, r.stamp};
-      std::memcpy(head.data() + sizeof hd + k * sizeof d, &d, sizeof d);
-      bulk.push_back({reinterpret_cast<void *>(r.addr), r.len});
+  // Each message is a batch of runs. When they do not all fit one eager message, short
+  // runs go first, as many to a message as fit eagerly; long ones then go
+  // kMaxRunsPerMessage to a message, by rendezvous. The runs of one update are disjoint,
+  // so their order across messages does not matter.
+  const size_t budget = eager_limit() - sizeof(Head) - extra_len;
+  size_t whole = 0;
+  for (const timestamps::Run &r : runs) whole += sizeof(RunDesc) + r.len;
+  if (runs.size() <= kMaxRunsPerMessage && whole <= budget)
+    return send_one(dest, last, object, runs, extra, extra_len, clock);
+  std::vector<timestamps::Run> ordered;
+  std::vector<std::pair<size_t, size_t>> batches;  // [begin, end) in `ordered`
+  size_t room = 0;
+  for (const timestamps::Run &r : runs)
+    if (r.len <= kCopyMax) {
+      const size_t need = sizeof(RunDesc) + r.len;
+      if (batches.empty() || need > room || batches.back().second - batches.back().first == kMaxRunsPerMessage) {
+        batches.emplace_back(ordered.size(), ordered.size());
+        room = budget;
+      }
+      ordered.push_back(r);
+      batches.back().second++;
+      room -= need;
     }
-    if (hd.extra_len) std::memcpy(head.data() + sizeof hd + n * sizeof(RunDesc), extra, extra_len);
-    iovec h{head.data(), head.size()};
-    transport::send(dest, final ? last : part, std::span<const iovec>(&h, 1), bulk, clock);
-    i += n;
-  } while (i < runs.size());
+  for (size_t k = 0; const timestamps::Run &r : runs)
+    if (r.len > kCopyMax) {
+      if (k++ % kMaxRunsPerMessage == 0) batches.emplace_back(ordered.size(), ordered.size());
+      ordered.push_back(r);
+      batches.back().second++;
+    }
+  for (size_t b = 0; b < batches.size(); ++b) {
+    const bool final = b + 1 == batches.size();
+    std::span<const timestamps::Run> batch(ordered.data() + batches[b].first, batches[b].second - batches[b].first);
+    send_one(dest, final ? last : part, object, batch, final ? extra : nullptr, final ? extra_len : 0, clock);
+  }
 }
 
 namespace {

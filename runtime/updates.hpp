@@ -6,10 +6,12 @@
 //   Head | RunDesc[nruns] | extra (extra_len bytes, the message type's own fields)
 //
 // The receiver's placer (place) reads the run descriptors and has the transport put the
-// bulk straight at those addresses: one copy on eager messages, none with RMA. A long
-// list of runs goes in several messages: all but the last of type `part`, carrying
-// runs only, then one of type `last` with the rest and the extra fields; a sender's
-// messages arrive in order, so the receiver has every run when `last` is handled.
+// bulk straight at those addresses: one copy on eager messages, none with RMA. An update
+// that does not fit one eager message goes in several: all but the last of type `part`,
+// carrying runs only, then one of type `last` with the rest and the extra fields; a
+// sender's messages arrive in order, so the receiver has every run when `last` is
+// handled. Short runs are then packed into eager messages (copied: an RMA read costs
+// about as much for 64 bytes as for 64 KiB), long ones read where they lie.
 #pragma once
 #include <sys/uio.h>
 
