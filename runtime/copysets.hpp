@@ -91,6 +91,8 @@ void written(uintptr_t page);
 size_t shared_page_count();
 // A copy of the list, in address order (processor-consistent pages only if pc_only).
 std::vector<SharedPage> shared_pages(bool pc_only);
+// The same, of the pages of `among` (in address order) that are such pages now.
+std::vector<SharedPage> shared_pages(const std::vector<uintptr_t> &among, bool pc_only);
 // The ranges bound here to locks and barriers that partly cover copyset pages.
 Bindings bound_ranges();
 // The shortest flush interval of any processor-consistent page (0: none).

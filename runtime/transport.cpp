@@ -2075,6 +2075,23 @@ void progress_until(bool (*done)(void *), void *arg) {
   drive([&] { return done(arg); }, true);
 }
 
+void progress_after(void (*first)(void *), bool (*done)(void *), void *arg) {
+  if (!g.connected) mw::fatal("transport::progress_after", "called before transport::connect");
+  if (t_in_handler || t_role_depth > 0)
+    mw::fatal("transport::progress_after", "called from a message handler (handlers must not wait)");
+  // drive() takes the progress role and asks done() first: run first() there, once.
+  bool ran = false;
+  drive(
+      [&] {
+        if (!ran) {
+          ran = true;
+          first(arg);
+        }
+        return done(arg);
+      },
+      true);
+}
+
 void as_handler(void (*fn)(void *), void *arg) {
   if (!g.connected) return fn(arg);
   if (t_in_handler || t_role_depth > 0)

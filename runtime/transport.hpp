@@ -129,6 +129,22 @@ void progress_until(Pred &&done) {
   progress_until([](void *p) { return (*static_cast<Pred *>(p))(); }, &done);
 }
 
+// progress_until, but first() runs once on the calling thread after it has taken the
+// progress role and before it polls: to send a request and work on while the reply
+// travels (a copyset fault readies the page). Sent that way, the reply finds this thread
+// about to poll, not the service thread asleep: no ring, no futex wake at the sender, no
+// second thread taking the reply here.
+void progress_after(void (*first)(void *), bool (*done)(void *), void *arg);
+template <class First, class Pred>
+void progress_after(First &&first, Pred &&done) {
+  struct Both {
+    First &first;
+    Pred &done;
+  } both{first, done};
+  progress_after([](void *p) { static_cast<Both *>(p)->first(); },
+                 [](void *p) { return static_cast<Both *>(p)->done(); }, &both);
+}
+
 // Runs fn on the calling thread as a handler runs: never concurrently with a handler,
 // and sends from it nest like a handler's. For an application thread's protocol step
 // that changes state handlers also change and sends messages that must stay in order

@@ -125,6 +125,34 @@ void commit(uintptr_t begin, uintptr_t end) {
   g_committed[begin] = end;
 }
 
+void populate(uintptr_t page) {
+  // MADV_POPULATE_WRITE breaks copy-on-write (a page of the executable's data keeps its
+  // bytes) and allocates a fresh page, as a write fault would, but without the fault:
+  // 1.1-1.5 us less on the fetch's critical path, measured. Older kernels refuse it, and
+  // the first write then faults as before.
+  madvise(reinterpret_cast<void *>(page), g_page, MADV_POPULATE_WRITE);
+}
+
+void commit_page(uintptr_t page) {
+  commit(page, page + g_page);
+  populate(page);
+  populate(shadow_of(page) & ~(g_page - 1));
+}
+
+void uncommit_page(uintptr_t page) {
+  if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_NONE) != 0)
+    fatal_errno("copyset fault", "cannot protect shared heap page 0x%lx", static_cast<unsigned long>(page));
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_committed.upper_bound(page);
+  if (it == g_committed.begin()) return;
+  --it;
+  const uintptr_t begin = it->first, end = it->second;
+  if (page < begin || page >= end) return;
+  g_committed.erase(it);
+  if (begin < page) g_committed[begin] = page;
+  if (page + g_page < end) g_committed[page + g_page] = end;
+}
+
 bool accessible(const void *p, size_t len) {
   if (!contains(p, len)) return false;
   uintptr_t a = reinterpret_cast<uintptr_t>(p);

@@ -43,6 +43,17 @@ inline bool is_shared(const void *p, size_t len) {
 // Makes [begin, end) of the heap, and its shadow, readable and writable.
 void commit(uintptr_t begin, uintptr_t end);
 
+// A copyset fetch of the heap page at `page`: commits it as commit() does and puts it
+// and its dirty marks in memory, so that the data lands with no page fault. Done while
+// the request travels; the home may yet answer that nobody allocated the page, and then
+// uncommit_page() takes it back.
+void commit_page(uintptr_t page);
+void uncommit_page(uintptr_t page);
+
+// Puts the data page at `page` (writable already) in memory, writable, without changing
+// what it holds: the first write to it takes no page fault. Best effort (Linux 5.14).
+void populate(uintptr_t page);
+
 // Makes the dirty marks of heap data [begin, end) readable and writable, not the data.
 void commit_marks(uintptr_t begin, uintptr_t end);
 
