@@ -4,7 +4,7 @@
 # medians and their ratios.
 #
 #   bench/ec_vs_baselines.sh [--runs 5] [--provider shm|tcp] [--only "lock cached cold barrier grant mm"]
-#                            [--nprocs "2 4 8"] [--no-pin] [--pin-midway] [--out FILE] [--log DIR]
+#                            [--nprocs "2 4 8"] [--build DIR] [--no-pin] [--pin-midway] [--out FILE] [--log DIR]
 #
 # | Midway (ec_bench, mm_ec)                   | baseline                                 | target |
 # | lock hand-over, strict alternation (µs)    | fi_pingpong 8 B round trip (2 × usec/xfer)| ≤ 1.5× |
@@ -32,7 +32,8 @@
 # Open MPI runs with --oversubscribe --mca mpi_yield_when_idle 1 (DESIGN.md's reference
 # figures were measured that way).
 # --only breakdown (not run by default) splits a 1 MiB grant's time (see below).
-# MM-ec is build/examples/mm_ec (MM_EC=path overrides; MM_EC_ARGS are passed to it).
+# --build DIR: the build directory to measure (default build/ under the checkout).
+# MM-ec is DIR/examples/mm_ec (MM_EC=path overrides; MM_EC_ARGS are passed to it).
 # Providers: shm is libfabric shm against Open MPI's vader; tcp is libfabric
 # "tcp;ofi_rxm" over loopback against Open MPI's tcp BTL over loopback.
 # Every Midway run's full output (its statistics lines too) is kept in --log DIR.
@@ -40,7 +41,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-bin=$root/build/bin
+build=$root/build
 runs=5
 provider=shm
 only="lock cached cold barrier grant mm"
@@ -60,6 +61,7 @@ while [[ $# -gt 0 ]]; do
     --provider) provider=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --nprocs) nprocs_list=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
     --no-pin) pin=0; shift ;;
     --pin-midway) pin_mw=1; shift ;;
     --out) out=$2; shift 2 ;;
@@ -80,15 +82,16 @@ export FI_TCP_IFACE=lo
 # mpirun refuses root without these; the machines here run benchmarks as root.
 if [[ $(id -u) == 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 
+bin=$build/bin
 mwrun=$bin/mwrun
 ec_bench=$bin/ec_bench
 mm_mpi=$bin/mm_mpi
 transport_bench=$bin/transport_bench
 barrier_mpi=$bin/barrier_mpi
 grant_mpi=$bin/grant_mpi
-mm_ec=${MM_EC:-$root/build/examples/mm_ec}
+mm_ec=${MM_EC:-$build/examples/mm_ec}
 for f in "$mwrun" "$ec_bench"; do
-  [[ -x $f ]] || { echo "ec_vs_baselines.sh: $f missing (./scripts/build.sh)" >&2; exit 1; }
+  [[ -x $f ]] || { echo "ec_vs_baselines.sh: $f missing (build first, or pass --build)" >&2; exit 1; }
 done
 command -v fi_pingpong >/dev/null || { echo "ec_vs_baselines.sh: fi_pingpong not found (apt-get install libfabric-bin)" >&2; exit 1; }
 have_mpi=1
