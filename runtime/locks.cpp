@@ -71,6 +71,22 @@ struct LockOnly {
   uint64_t lock;
 };
 
+// The cached path. A rank re-acquiring a lock it may take with no message (the owner,
+// nobody waiting; or a reader whose copy is valid) should pay no more than an atomic
+// operation: the protocol mutex alone, taken at acquire and at release, doubled the cost
+// of a pair. So the hold lives in one atomic word with two "cached" bits, set while the
+// record's state lets this rank take the lock in that mode locally. The application
+// thread takes and drops a hold with a compare-and-swap on the word, if the bit is there.
+// Everything else about the lock changes under the protocol mutex, and first freezes the
+// word (Frozen, below): one atomic AND clears both bits, so from then on the hold
+// changes only under the mutex, and what the code reads of it stays true. A hold taken
+// by the cached path just before the freeze is seen by it, as a hold taken the slow way
+// would be. Leaving, it sets the bits again from the record's state.
+constexpr uint32_t kHoldMask = 3, kCachedX = 4, kCachedS = 8;
+uint32_t hold_bits(int mode) { return mode == kNone ? 0 : static_cast<uint32_t>(mode) + 1; }
+int hold_of(uint32_t w) { return (w & kHoldMask) ? static_cast<int>(w & kHoldMask) - 1 : kNone; }
+uint32_t cached_bit(int mode) { return mode == MW_EXCLUSIVE ? kCachedX : kCachedS; }
+
 struct Lock {
   uintptr_t addr = 0;
   int manager = 0;
@@ -78,8 +94,11 @@ struct Lock {
   uint64_t tenures = 0;        // at the manager: the latest tenure opened
   bool owner = false;          // this rank owns the lock (holds it or may grant it)
   uint64_t tenure = 0;         // ... in this tenure
-  int held = kNone;            // this rank's hold: kNone, MW_EXCLUSIVE or MW_NONEXCLUSIVE
-  bool ever_held = false;      // past the start-up pattern (mw_bind without holding)
+  // This rank's hold and the cached path (see "The cached path"): the hold in the low
+  // bits (none, or 1 + mode), and kCachedX/kCachedS while the lock may be taken in that
+  // mode with no message and no mutex.
+  std::atomic<uint32_t> word{0};
+  std::atomic<bool> ever_held{false};  // past the start-up pattern (mw_bind without holding)
   std::vector<int> readers;    // at the owner: ranks holding a non-exclusive copy
   std::deque<Request> queue;   // at the owner: the requests its tenure serves, in order
   std::deque<Request> next;    // the requests of the tenure this rank waits for
@@ -98,6 +117,34 @@ struct Lock {
   // stay where they were made, so a request served before the owner has made its own
   // start-up calls does not hand the acquirer an empty set.
   uint64_t bind_version = 0;
+
+  // This rank's hold: kNone, MW_EXCLUSIVE or MW_NONEXCLUSIVE. Under the mutex, frozen.
+  int held() const { return hold_of(word.load(std::memory_order_acquire)); }
+  void set_held(int mode) {
+    word.store((word.load(std::memory_order_relaxed) & ~kHoldMask) | hold_bits(mode), std::memory_order_release);
+  }
+  // Can this rank take the lock in `mode` with no message?
+  bool local(int mode) const {
+    if (revoker != kNone) return false;  // a reader answering a revoke at its release
+    if (mode == MW_EXCLUSIVE) return owner && readers.empty() && queue.empty() && acks_pending == 0;
+    return (owner && queue.empty() && acks_pending == 0) || (!owner && read_valid);
+  }
+};
+
+// Under the mutex, for as long as the code reads or changes a lock's record (see "The
+// cached path").
+class Frozen {
+ public:
+  explicit Frozen(Lock &k) : k_(k) { k_.word.fetch_and(kHoldMask, std::memory_order_acq_rel); }
+  ~Frozen() {
+    const uint32_t bits = (k_.local(MW_EXCLUSIVE) ? kCachedX : 0) | (k_.local(MW_NONEXCLUSIVE) ? kCachedS : 0);
+    k_.word.store(k_.word.load(std::memory_order_relaxed) | bits, std::memory_order_release);
+  }
+  Frozen(const Frozen &) = delete;
+  Frozen &operator=(const Frozen &) = delete;
+
+ private:
+  Lock &k_;
 };
 
 // Never destroyed (as all module state the service thread touches): a rank that
@@ -123,15 +170,19 @@ Lock &get(uintptr_t addr) {
 // The lock's record, found for a cached re-acquire without a table lookup: a small
 // direct-mapped cache of records by address, read without locks (a slot holds a record
 // pointer, and the record says which lock it is). The lock object's own bytes are never
-// touched: its page may hold release-consistent data this rank has no copy of.
+// touched: its page may hold release-consistent data this rank has no copy of. The
+// object is checked (in shared memory) when its record enters the cache: an address
+// once found good stays so (shared memory is never unmapped; a lock in a block freed
+// since is the program's error, as for any freed object).
 constexpr size_t kRecordCache = 1024;
 std::atomic<Lock *> g_record_cache[kRecordCache];
 
-Lock *record_of(mw_lock_t *l) {
+Lock *record_of(const char *call, mw_lock_t *l) {
   const uintptr_t addr = reinterpret_cast<uintptr_t>(l);
   std::atomic<Lock *> &slot = g_record_cache[(addr >> 4) % kRecordCache];
   Lock *k = slot.load(std::memory_order_acquire);
   if (k && k->addr == addr) return k;
+  protocol::check_object(call, "lock", l, sizeof *l);
   std::lock_guard<std::mutex> g(protocol::mu());
   k = &get(addr);
   slot.store(k, std::memory_order_release);
@@ -163,8 +214,8 @@ void open_tenure(Lock &k, uint64_t t) {
 }
 
 void wake(Lock &k, int mode) {
-  k.held = mode;
-  k.ever_held = true;
+  k.set_held(mode);
+  k.ever_held.store(true, std::memory_order_relaxed);
   k.waiting = false;
   k.granted.store(true, std::memory_order_release);
 }
@@ -205,7 +256,7 @@ void grant(Lock &k, const Request &r) {
 // Serves the owner's queue, in order, as far as the lock's state allows.
 void serve(Lock &k) {
   while (k.owner && !k.queue.empty()) {
-    if (k.held == MW_EXCLUSIVE) return;  // at release
+    if (k.held() == MW_EXCLUSIVE) return;  // at release
     const Request r = k.queue.front();
     if (r.mode == MW_NONEXCLUSIVE) {
       k.queue.pop_front();
@@ -215,7 +266,7 @@ void serve(Lock &k) {
         grant(k, r);
       continue;
     }
-    if (k.held == MW_NONEXCLUSIVE || k.acks_pending > 0) return;  // at release / last ack
+    if (k.held() == MW_NONEXCLUSIVE || k.acks_pending > 0) return;  // at release / last ack
     for (int reader : k.readers) {
       if (reader == r.rank) continue;
       LockOnly body{k.addr};
@@ -295,6 +346,7 @@ void on_request(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(r.lock);
+  Frozen f(k);
   if (k.manager != me()) malformed(h, "a request for a lock this rank does not manage");
   route(k, r);
 }
@@ -305,6 +357,7 @@ void on_forward(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(r.lock);
+  Frozen f(k);
   if (h.sender != k.manager) malformed(h, "a routed request not from the lock's manager");
   if (!ours(k, r)) malformed(h, "a request for a tenure this rank neither owns nor waits for");
   arrive(k, r);
@@ -335,6 +388,7 @@ void on_grant(const Header &h, Bytes head) {
   protocol::observe(h.clock);
   take_runs(p.runs);
   Lock &k = get(p.object);
+  Frozen f(k);
   if (!k.waiting) malformed(h, "a grant this rank did not ask for");
   k.t_seen = h.clock;
   if (ex.mode == MW_EXCLUSIVE) {
@@ -372,7 +426,8 @@ void on_revoke(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(b.lock);
-  if (k.held == MW_NONEXCLUSIVE && !k.owner) {
+  Frozen f(k);
+  if (k.held() == MW_NONEXCLUSIVE && !k.owner) {
     k.revoker = h.sender;  // answered at release
     return;
   }
@@ -385,6 +440,7 @@ void on_revoke_ack(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(b.lock);
+  Frozen f(k);
   auto it = std::find(k.readers.begin(), k.readers.end(), h.sender);
   if (it == k.readers.end() || k.acks_pending == 0) malformed(h, "an answer to no revoke");
   k.readers.erase(it);
@@ -415,13 +471,6 @@ void look() {
   transport::progress_until([&polled] { return std::exchange(polled, true); });
 }
 
-// Can this rank take the lock with no message?
-bool local(const Lock &k, int mode) {
-  if (mode == MW_EXCLUSIVE)
-    return k.owner && k.readers.empty() && k.queue.empty() && k.acks_pending == 0;
-  return (k.owner && k.queue.empty() && k.acks_pending == 0) || (!k.owner && k.read_valid);
-}
-
 }  // namespace
 
 int manager_of(uintptr_t addr) {
@@ -440,37 +489,42 @@ void init() {
 }
 
 void acquire(mw_lock_t *l, mw_mode_t mode) {
-  protocol::check_object("mw_acquire", "lock", l, sizeof *l);
   if (mode != MW_EXCLUSIVE && mode != MW_NONEXCLUSIVE)
     fatal("mw_acquire", "lock %p: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", static_cast<void *>(l),
           static_cast<int>(mode));
-  Lock *k = record_of(l);
-  auto take_cached = [k, mode] {
-    k->held = mode;
-    k->ever_held = true;
-    stats::lock_acquire(false);
-  };
+  Lock *k = record_of("mw_acquire", l);
+  // The cached path: not held, and takeable here in this mode (see "The cached path").
+  uint32_t w = k->word.load(std::memory_order_relaxed);
   bool look_first = false;
-  {
-    std::lock_guard<std::mutex> g(protocol::mu());
-    if (k->held != kNone)
-      fatal("mw_acquire",
-            "lock %p is already held by this rank (%s): release it before acquiring it again",
-            static_cast<void *>(l), mode_name(k->held));
-    if (local(*k, mode)) {
-      if (!time_to_look(*k)) return take_cached();
+  if ((w & (kHoldMask | cached_bit(mode))) == cached_bit(mode)) {
+    if (time_to_look(*k))
       look_first = true;
+    else if (k->word.compare_exchange_strong(w, w | hold_bits(mode), std::memory_order_acquire)) {
+      k->ever_held.store(true, std::memory_order_relaxed);
+      stats::lock_acquire(false);
+      return;
     }
   }
-  if (look_first) {  // a remote requester may be waiting (see time_to_look)
-    look();
+  if (look_first) look();  // a remote requester may be waiting (see time_to_look)
+  {
     std::lock_guard<std::mutex> g(protocol::mu());
-    if (local(*k, mode)) return take_cached();
+    Frozen f(*k);
+    if (k->held() != kNone)
+      fatal("mw_acquire",
+            "lock %p is already held by this rank (%s): release it before acquiring it again",
+            static_cast<void *>(l), mode_name(k->held()));
+    if (k->local(mode)) {
+      k->set_held(mode);
+      k->ever_held.store(true, std::memory_order_relaxed);
+      stats::lock_acquire(false);
+      return;
+    }
   }
   stats::ScopedWait wait(stats::Wait::Acquire);
   k->granted.store(false, std::memory_order_relaxed);
   transport::as_handler([&] {
     std::lock_guard<std::mutex> g(protocol::mu());
+    Frozen f(*k);
     k->cached_run = 0;
     k->look_after = kFirstLook;
     k->waiting = true;
@@ -493,19 +547,26 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
 }
 
 void release(mw_lock_t *l) {
-  protocol::check_object("mw_release", "lock", l, sizeof *l);
-  Lock *k = record_of(l);
+  Lock *k = record_of("mw_release", l);
+  // The cached path: a hold whose mode is still takeable here leaves nothing to do.
+  uint32_t w = k->word.load(std::memory_order_relaxed);
+  const int hold = hold_of(w);
+  if (hold != kNone && (w & cached_bit(hold)) &&
+      k->word.compare_exchange_strong(w, w & ~kHoldMask, std::memory_order_release))
+    return;
   {
     std::lock_guard<std::mutex> g(protocol::mu());
-    if (k->held == kNone) fatal("mw_release", "lock %p is not held by this rank", static_cast<void *>(l));
+    Frozen f(*k);
+    if (k->held() == kNone) fatal("mw_release", "lock %p is not held by this rank", static_cast<void *>(l));
     if (k->queue.empty() && k->revoker == kNone) {
-      k->held = kNone;
+      k->set_held(kNone);
       return;
     }
   }
   transport::as_handler([&] {
     std::lock_guard<std::mutex> g(protocol::mu());
-    k->held = kNone;
+    Frozen f(*k);
+    k->set_held(kNone);
     if (k->revoker != kNone) {
       LockOnly b{k->addr};
       send_small(k->revoker, MsgType::kLockRevokeAck, &b, sizeof b);
@@ -520,8 +581,8 @@ namespace {
 Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
   protocol::check_object(call, "lock", l, sizeof *l);
   protocol::check_range(call, "lock", l, addr, len);
-  Lock *k = record_of(l);
-  if (k->held != MW_EXCLUSIVE && k->ever_held)
+  Lock *k = record_of(call, l);
+  if (k->held() != MW_EXCLUSIVE && k->ever_held.load(std::memory_order_relaxed))
     fatal(call,
           "lock %p is not held exclusively by this rank: change a lock's bindings while "
           "holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before "
@@ -535,24 +596,25 @@ void bind(mw_lock_t *l, const void *addr, size_t len) {
   Lock *k = check_binder("mw_bind", l, addr, len);
   std::lock_guard<std::mutex> g(protocol::mu());
   k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
-  if (k->held == MW_EXCLUSIVE) k->bind_version++;
+  if (k->held() == MW_EXCLUSIVE) k->bind_version++;
 }
 
 void unbind(mw_lock_t *l, const void *addr, size_t len) {
   Lock *k = check_binder("mw_unbind", l, addr, len);
   std::lock_guard<std::mutex> g(protocol::mu());
   k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
-  if (k->held == MW_EXCLUSIVE) k->bind_version++;
+  if (k->held() == MW_EXCLUSIVE) k->bind_version++;
 }
 
 Bindings discard(uintptr_t a, uintptr_t b) {
   std::lock_guard<std::mutex> g(protocol::mu());
   Bindings kept, dropped;
   for (auto &[addr, k] : g_locks) {
-    const bool ours = k->owner || k->held != kNone;
+    Frozen f(*k);
+    const bool ours = k->owner || k->held() != kNone;
     for (const Range &r : k->bindings.ranges()) {
       if (r.end() <= a || r.addr >= b) continue;
-      if (k->held != kNone)
+      if (k->held() != kNone)
         fatal("mw_discard",
               "[0x%lx, 0x%lx) holds data bound to lock 0x%lx, which this rank holds: release "
               "the lock before discarding its data",
