@@ -286,5 +286,6 @@ MW_EXPORT void mw_discard(const void *addr, size_t len) {
   for (const mw::Range &r : mw::barriers::bound_in(a, a + len).ranges()) drop.remove(r.addr, r.len);
   mw::pending::flush();  // what this rank wrote to copyset pages reaches the others first
   mw::copysets::leave(addr, len);
+  mw::transport::wait_sends();  // a grant read from these pages still being read
   mw::copysets::drop_entry(drop);
 }

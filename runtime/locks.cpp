@@ -241,8 +241,15 @@ void grant(Lock &k, const Request &r) {
     }
     transport::send(r.rank, MsgType::kLockBindings, body.data(), body.size() * sizeof(uint64_t), now);
   }
+  // Deferred: the owner's service thread posts the grant and goes on to the next
+  // acquirer while this one reads the data (an owner of a lock bound to 1 MiB granting
+  // it to three readers served them one read after another). Nothing writes the data
+  // meanwhile: the acquirer handles the grant only once it has read it, and until then
+  // no rank can take the lock exclusively (an exclusive grant has moved ownership there;
+  // a non-exclusive one leaves a reader to revoke, which answers only after its grant).
   GrantExtra ex{r.mode, 0, r.opens};
-  updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now);
+  updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now,
+                transport::Bulk::kDeferred);
   if (r.mode == MW_EXCLUSIVE) {
     k.owner = false;
     k.read_valid = false;

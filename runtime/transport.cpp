@@ -207,11 +207,15 @@ struct Incoming {
   std::vector<std::unique_ptr<ReadOp>> reads;
 };
 
-// A large message this rank is sending, until the receiver says kDone.
+// A large message this rank is sending, until the receiver says kDone. A deferred one
+// (Bulk::kDeferred) owns its registrations and staging buffer, and is freed at kDone.
 struct Outgoing {
   uint64_t id;
   int dest;
   std::atomic<bool> done{false};
+  bool deferred = false;
+  std::vector<fid_mr *> mrs;
+  std::unique_ptr<std::byte[]> staging;
 };
 
 // A message waiting for its turn: queued behind an earlier message of the same sender
@@ -315,6 +319,7 @@ struct State {
   std::atomic<uint64_t> next_id{1}, next_key{1};
   std::atomic<int> sends_in_flight{0}, reads_in_flight{0};
   std::atomic<uint64_t> bulk_in_flight{0};  // bytes of our rendezvous sends and receives under way
+  std::atomic<int> deferred_out{0};  // Bulk::kDeferred sends not yet read (not in bulk_in_flight)
 
   Handler handlers[static_cast<size_t>(MsgType::kEnd)] = {};
   Placer placers[static_cast<size_t>(MsgType::kEnd)] = {};
@@ -905,12 +910,24 @@ void on_recv(RxBuf *rx, size_t len, fi_addr_t src, bool run_handlers) {
     case MsgType::kDone: {
       DoneBody d;
       std::memcpy(&d, payload, sizeof d);
-      std::lock_guard<std::mutex> lk(g.out_mu);
-      auto it = g.outgoing.find(d.id);
-      if (it == g.outgoing.end() || it->second->dest != h.sender)
-        reject(Result::kBadBody, rx->buf, len, source);
-      else
-        it->second->done.store(true, std::memory_order_release);
+      Outgoing *finished = nullptr;
+      {
+        std::lock_guard<std::mutex> lk(g.out_mu);
+        auto it = g.outgoing.find(d.id);
+        if (it == g.outgoing.end() || it->second->dest != h.sender) {
+          reject(Result::kBadBody, rx->buf, len, source);
+        } else if (it->second->deferred) {
+          finished = it->second;
+          g.outgoing.erase(it);
+        } else {
+          it->second->done.store(true, std::memory_order_release);
+        }
+      }
+      if (finished) {
+        for (fid_mr *mr : finished->mrs) unreg(mr, "a message's bulk");
+        delete finished;
+        g.deferred_out.fetch_sub(1, std::memory_order_release);
+      }
       break;
     }
     case MsgType::kChunk:
@@ -1642,7 +1659,7 @@ void wait_for(Pred &&pred) {
 
 void send_rendezvous(int dest, MsgType type, std::span<const iovec> head,
                      std::span<const iovec> bulk, size_t head_len, size_t bulk_len,
-                     uint64_t clock) {
+                     uint64_t clock, Bulk keep) {
   // The bulk's pieces, registered where they lie. Past kMaxSegments pieces, the rest are
   // copied together into one staging buffer (many small runs: a copy beats many reads).
   std::vector<iovec> pieces;
@@ -1665,6 +1682,26 @@ void send_rendezvous(int dest, MsgType type, std::span<const iovec> head,
     mrs.push_back(mr);
     uint64_t addr = g.mr_virt ? reinterpret_cast<uint64_t>(v.iov_base) : 0;
     segs.push_back({addr, fi_mr_key(mr), v.iov_len});
+  }
+  if (keep == Bulk::kDeferred) {
+    // Nobody waits for this one: the receiver reads the bulk when it can, and kDone
+    // frees what the send holds. Not in bulk_in_flight, which makes idle threads spin
+    // longer for a transfer somebody waits for.
+    auto *og = new Outgoing;
+    og->id = g.next_id.fetch_add(1);
+    og->dest = dest;
+    og->deferred = true;
+    og->mrs = std::move(mrs);
+    og->staging = std::move(staging);
+    {
+      std::lock_guard<std::mutex> lk(g.out_mu);
+      g.outgoing[og->id] = og;
+    }
+    g.deferred_out.fetch_add(1, std::memory_order_relaxed);
+    size_t wire;
+    SendBuf *b = build_rts(type, kRendezvous, clock, og->id, segs, head, head_len, bulk_len, &wire);
+    post_sendbuf(dest, b, wire, "a rendezvous header");
+    return;
   }
   Outgoing og;
   og.id = g.next_id.fetch_add(1);
@@ -2040,7 +2077,7 @@ void on(MsgType type, Handler handler, Placer placer) {
 }
 
 void send(int dest, MsgType type, std::span<const iovec> head, std::span<const iovec> bulk,
-          uint64_t clock) {
+          uint64_t clock, Bulk keep) {
   check_send("transport::send", dest, type);
   size_t head_len = total_len(head), bulk_len = total_len(bulk);
   if (head_len + bulk_len <= g.cfg.eager_limit) {
@@ -2054,7 +2091,7 @@ void send(int dest, MsgType type, std::span<const iovec> head, std::span<const i
   stats::sent(kind_of(static_cast<uint16_t>(type)), bulk_len,
               sizeof(Header) + sizeof(RtsBody) + head_len);  // + 24 per piece, roughly
   if (g.rma)
-    send_rendezvous(dest, type, head, bulk, head_len, bulk_len, clock);
+    send_rendezvous(dest, type, head, bulk, head_len, bulk_len, clock, keep);
   else
     send_chunked(dest, type, head, bulk, head_len, bulk_len, clock);
 }
@@ -2092,6 +2129,11 @@ void progress_after(void (*first)(void *), bool (*done)(void *), void *arg) {
       true);
 }
 
+void wait_sends() {
+  if (!g.connected || g.deferred_out.load(std::memory_order_acquire) == 0) return;
+  progress_until([] { return g.deferred_out.load(std::memory_order_acquire) == 0; });
+}
+
 void as_handler(void (*fn)(void *), void *arg) {
   if (!g.connected) return fn(arg);
   if (t_in_handler || t_role_depth > 0)
@@ -2113,7 +2155,8 @@ void close() {
     // Let our sends finish (a peer may still be taking a chunk or a large eager copy).
     auto start = SteadyClock::now();
     wait_for([&] {
-      return !busy() || elapsed_ns(start) > 2'000'000'000L;
+      return (!busy() && g.deferred_out.load(std::memory_order_acquire) == 0) ||
+             elapsed_ns(start) > 2'000'000'000L;
     });
     g.stopping = true;
     wake_local();

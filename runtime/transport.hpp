@@ -112,12 +112,24 @@ void on(MsgType type, Handler handler, Placer placer = nullptr);
 void send(int dest, MsgType type, std::span<const iovec> payload, uint64_t clock = 0);
 void send(int dest, MsgType type, const void *payload, size_t len, uint64_t clock = 0);
 
+// How long a large bulk must stay as it is. kWait: send() returns once the receiver has
+// read it, and the memory may then change. kDeferred: send() returns once the message is
+// posted, and the receiver reads the bulk when it gets to it; the caller knows nothing
+// writes that memory meanwhile (a lock grant: the protocol lets no rank write bound data
+// until the acquirer has its grant) and calls wait_sends() before anything that might
+// (mw_discard dropping pages). A rank's owner then serves several acquirers at once
+// instead of one read after another.
+enum class Bulk : uint8_t { kWait, kDeferred };
+
 // Sends a head and a bulk, each a gather list, so a grant carries many runs of data
 // without copying them together first. When the message is large, the head travels in
 // the rendezvous header and must fit the eager limit with 16 + 24 bytes per bulk piece
 // (at most 64 pieces are registered; more are copied together into the last).
 void send(int dest, MsgType type, std::span<const iovec> head, std::span<const iovec> bulk,
-          uint64_t clock = 0);
+          uint64_t clock = 0, Bulk keep = Bulk::kWait);
+
+// Waits until every kDeferred send of this rank has been read. Application thread.
+void wait_sends();
 
 // Progresses the transport on the calling thread, running handlers here, until done()
 // is true; the service thread stands aside meanwhile. Spins briefly, then blocks on the

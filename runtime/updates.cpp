@@ -29,7 +29,7 @@ size_t eager_limit() {
 
 // One message carrying `runs` (and `extra`, if any) as head and bulk.
 void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestamps::Run> runs,
-              const void *extra, size_t extra_len, uint64_t clock) {
+              const void *extra, size_t extra_len, uint64_t clock, transport::Bulk keep) {
   Head hd{object, static_cast<uint32_t>(runs.size()), static_cast<uint32_t>(extra_len)};
   std::vector<std::byte> head(sizeof hd + runs.size() * sizeof(RunDesc) + extra_len);
   std::vector<iovec> bulk;
@@ -43,14 +43,14 @@ void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestam
   }
   if (extra_len) std::memcpy(head.data() + sizeof hd + runs.size() * sizeof(RunDesc), extra, extra_len);
   iovec h{head.data(), head.size()};
-  transport::send(dest, type, std::span<const iovec>(&h, 1), bulk, clock);
+  transport::send(dest, type, std::span<const iovec>(&h, 1), bulk, clock, keep);
 }
 
 }  // namespace
 
 void send(int dest, MsgType part, MsgType last, uintptr_t object,
           std::span<const timestamps::Run> runs, const void *extra, size_t extra_len,
-          uint64_t clock) {
+          uint64_t clock, transport::Bulk keep) {
   // Each message is a batch of runs. When they do not all fit one eager message, short
   // runs go first, as many to a message as fit eagerly; long ones then go
   // kMaxRunsPerMessage to a message, by rendezvous. The runs of one update are disjoint,
@@ -59,7 +59,7 @@ void send(int dest, MsgType part, MsgType last, uintptr_t object,
   size_t whole = 0;
   for (const timestamps::Run &r : runs) whole += sizeof(RunDesc) + r.len;
   if (runs.size() <= kMaxRunsPerMessage && whole <= budget)
-    return send_one(dest, last, object, runs, extra, extra_len, clock);
+    return send_one(dest, last, object, runs, extra, extra_len, clock, keep);
   std::vector<timestamps::Run> ordered;
   std::vector<std::pair<size_t, size_t>> batches;  // [begin, end) in `ordered`
   size_t room = 0;
@@ -83,7 +83,8 @@ void send(int dest, MsgType part, MsgType last, uintptr_t object,
   for (size_t b = 0; b < batches.size(); ++b) {
     const bool final = b + 1 == batches.size();
     std::span<const timestamps::Run> batch(ordered.data() + batches[b].first, batches[b].second - batches[b].first);
-    send_one(dest, final ? last : part, object, batch, final ? extra : nullptr, final ? extra_len : 0, clock);
+    send_one(dest, final ? last : part, object, batch, final ? extra : nullptr, final ? extra_len : 0, clock,
+             keep);
   }
 }
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "message.hpp"
+#include "transport.hpp"
 #include "timestamps.hpp"
 
 namespace mw::updates {
@@ -36,9 +37,11 @@ struct RunDesc {
 // Runs per message: keeps a head (with a rendezvous' segment list) within the eager limit.
 inline constexpr uint32_t kMaxRunsPerMessage = 256;
 
+// Sends `runs` (read from their addresses here) and `extra` to dest; `keep` as for
+// transport::send (a lock grant defers: see locks.cpp, grant()).
 void send(int dest, transport::MsgType part, transport::MsgType last, uintptr_t object,
           std::span<const timestamps::Run> runs, const void *extra, size_t extra_len,
-          uint64_t clock);
+          uint64_t clock, transport::Bulk keep = transport::Bulk::kWait);
 
 // The placer of every type that carries updates.
 void place(const transport::Header &h, std::span<const std::byte> head, std::vector<iovec> &where);
