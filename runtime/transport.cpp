@@ -238,8 +238,11 @@ struct Completion {
 // messages; a ring clears both, bumps the generation and wakes (FUTEX_WAKE_BITSET) only
 // the threads whose bit was set. Two bits, so that a ring meant for an application
 // thread blocked in progress_until does not also wake the service thread parked beside it.
+// Beside it, in the same line, `posted`: how many messages peers have posted to the rank
+// (mail()). Bumped by ring(), whose fence it is, so it costs the sender nothing more.
 struct alignas(64) Bell {
   std::atomic<uint32_t> word;
+  std::atomic<uint32_t> posted;
 };
 constexpr uint32_t kArmedApp = 1, kArmedService = 2, kArmedBoth = 3, kBellGen = 4;
 
@@ -475,7 +478,7 @@ std::atomic<uint32_t> *my_bell() { return &g.bells[g.cfg.rank].word; }
 inline void ring(int dest) {
   if (g.wait != WaitMode::kDoorbell) return;
   std::atomic<uint32_t> *b = &g.bells[dest].word;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  g.bells[dest].posted.fetch_add(1, std::memory_order_seq_cst);  // and the fence
   uint32_t w = b->load(std::memory_order_relaxed);
   while (w & kArmedBoth) {
     if (b->compare_exchange_weak(w, (w + kBellGen) & ~kArmedBoth)) {
@@ -2202,6 +2205,16 @@ void set_stall_timeout(int ms) { g_stall_timeout_ms.store(ms, std::memory_order_
 
 std::string provider_name() { return g.provider; }
 WaitMode wait_mode() { return g.wait; }
+
+bool mail(uint32_t &seen) {
+  if (g.wait != WaitMode::kDoorbell || !g.connected) return true;
+  const uint32_t now = g.bells[g.cfg.rank].posted.load(std::memory_order_relaxed);
+  if (now == seen) return false;
+  seen = now;
+  return true;
+}
+
+bool has_mail_count() { return g.wait == WaitMode::kDoorbell; }
 bool uses_rma() { return g.rma; }
 bool reports_source() { return g.have_source; }
 

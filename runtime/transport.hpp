@@ -183,6 +183,13 @@ std::string provider_name();
 // How idle threads wait (kFd, kDoorbell or kSleep once open() has chosen).
 WaitMode wait_mode();
 
+// Has a peer posted a message to this rank since `seen` was last updated? One load of a
+// shared line when the ranks share a doorbell page (has_mail_count()): for a thread that
+// re-takes a cached lock in a loop and must notice a request without polling the CQ each
+// time. Without one, always true.
+bool mail(uint32_t &seen);
+bool has_mail_count();
+
 // Whether large payloads go by RMA read (else by chunks).
 bool uses_rma();
 
