@@ -100,6 +100,11 @@ Environment of each rank (set by mwrun, read by mw_init):
   MW_STATS                 the value in mwrun's own environment passes through
 Read by mw_init from the environment:
   MW_STARTUP_TIMEOUT       seconds mw_init waits for every rank to arrive (default 30)
+  MW_PC_INTERVAL_US        under --model pc, how often each rank pushes its updates to
+                           the other holders of a page, in microseconds (default 1000;
+                           mw_processor_consistent sets it per range under any model)
+  MW_WARN_UNMARKED         0 silences mw_init's warnings about functions given shared
+                           memory that mwcc did not compile (their stores go unmarked)
 
 Under mpirun or srun --mpi=pmix, a Midway program finds its peers through PMIx
 instead (pass MW_MODEL and the like with mpirun -x), and the failure handling is the
