@@ -63,6 +63,10 @@ struct MemberMsg {  // COPYSET_JOIN, COPYSET_LEFT
   int32_t rank;
   uint32_t reserved;
 };
+struct LeftAck {  // COPYSET_LEFT_ACK
+  uint64_t page;
+  uint64_t others;  // from the home: the other members, which answer too (bit r: rank r); else 0
+};
 
 // What a rank knows of one page's copyset. At the home, also the join under way: one
 // at a time per page, later requesters wait their turn.
@@ -101,6 +105,15 @@ std::atomic<int> g_fetch_result{0};  // 0 under way, 1 arrived, 2 not shared mem
 std::atomic<uintptr_t> g_fetch_ready{0};  // the page is writable, in memory, its marks clear
 std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed =
     *new std::vector<std::pair<uintptr_t, std::vector<std::byte>>>;  // updates meanwhile
+
+// The leaves under way (mw_discard waits for them): which members have answered.
+struct Leaving {
+  bool home_answered = false;
+  uint64_t others = 0;    // the members the home named
+  uint64_t answered = 0;  // those of them that have answered
+};
+std::map<uintptr_t, Leaving> &g_leaving = *new std::map<uintptr_t, Leaving>;
+std::atomic<size_t> g_leaving_count{0};
 
 struct sigaction g_previous_segv;
 
@@ -278,8 +291,13 @@ void on_leave(const Header &h, Bytes payload) {
   in.members &= ~bit(h.sender);
   refresh(page);
   MemberMsg m{page, h.sender, 0};
+  const uint64_t others = in.members & ~bit(g_me);
   for (int q = 0; q < g_np; ++q)
-    if (q != g_me && (in.members & bit(q))) send_head(q, MsgType::kCopysetLeft, &m, sizeof m);
+    if (others & bit(q)) send_head(q, MsgType::kCopysetLeft, &m, sizeof m);
+  // After every update this rank sent the leaver (a sender's messages arrive in order);
+  // the members named answer the same way (on_left).
+  LeftAck a{page, others};
+  send_head(h.sender, MsgType::kCopysetLeftAck, &a, sizeof a);
 }
 
 // ---- At the members ----
@@ -301,9 +319,39 @@ void on_left(const Header &h, Bytes payload) {
   MemberMsg m = read_msg<MemberMsg>(h, payload);
   uintptr_t page = checked_page(h, m.page);
   if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
+  if (m.rank == g_me) protocol::malformed(h, "this rank's own leave");
   std::lock_guard<std::mutex> g(g_mu);
   info(page).members &= ~bit(m.rank);
   refresh(page);
+  // Behind every update this rank sent the leaver before it heard (see leave()).
+  LeftAck a{page, 0};
+  send_head(m.rank, MsgType::kCopysetLeftAck, &a, sizeof a);
+}
+
+// ---- At the rank that left ----
+
+void on_left_ack(const Header &h, Bytes payload) {
+  const LeftAck a = read_msg<LeftAck>(h, payload);
+  uintptr_t page = checked_page(h, a.page);
+  std::lock_guard<std::mutex> g(g_mu);
+  auto it = g_leaving.find(page);
+  if (it == g_leaving.end()) protocol::malformed(h, "no leave of that page is under way");
+  Leaving &l = it->second;
+  if (h.sender == home_of(page)) {
+    const uint64_t ranks = g_np == 64 ? ~uint64_t{0} : bit(g_np) - 1;
+    if (l.home_answered || (a.others & (bit(g_me) | bit(h.sender) | ~ranks)))
+      protocol::malformed(h, "a second answer, or members that are not other ranks of the job");
+    l.home_answered = true;
+    l.others = a.others;
+  } else {
+    if (a.others != 0 || (l.answered & bit(h.sender))) protocol::malformed(h, "a second answer from a member");
+    l.answered |= bit(h.sender);
+  }
+  if (!l.home_answered) return;
+  if (l.answered & ~l.others) protocol::malformed(h, "an answer from a rank that is not a member");
+  if (l.answered != l.others) return;
+  g_leaving.erase(it);
+  g_leaving_count.fetch_sub(1, std::memory_order_release);
 }
 
 // ---- At the faulting rank ----
@@ -501,6 +549,7 @@ void init() {
   transport::on(MsgType::kCopysetAck, on_ack);
   transport::on(MsgType::kCopysetLeave, on_leave);
   transport::on(MsgType::kCopysetLeft, on_left);
+  transport::on(MsgType::kCopysetLeftAck, on_left_ack);
 }
 
 void stop() {
@@ -546,7 +595,7 @@ void place_entry(uintptr_t p, size_t len) {
 void leave(const void *p, size_t len) {
   if (!g_enabled) return;
   uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  std::lock_guard<std::mutex> g(g_mu);
+  std::unique_lock<std::mutex> g(g_mu);
   for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
     uint8_t s = state(page);
     int home = home_of(page);
@@ -559,9 +608,20 @@ void leave(const void *p, size_t len) {
     if (flush_us) info(page).flush_us = flush_us;
     refresh(page);
     make_none(page);
+    g_leaving.try_emplace(page);
+    g_leaving_count.fetch_add(1, std::memory_order_relaxed);
     PageMsg m{page};
     send_head(home, MsgType::kCopysetLeave, &m, sizeof m);
   }
+  g.unlock();
+  // A member that has not yet heard of the leave still sends this rank its updates of
+  // the page. Were one still on its way when this rank fetched the page again, it would
+  // land over the newer page (or be kept and applied over it) and undo what was written
+  // since: messages of different senders keep no order. Every member answers the leave
+  // directly, behind whatever it sent before, so once all have answered nothing old of
+  // the page can still arrive, and the updates that do arrive are dropped meanwhile.
+  if (g_leaving_count.load(std::memory_order_acquire) > 0)
+    transport::progress_until([] { return g_leaving_count.load(std::memory_order_acquire) == 0; });
 }
 
 void drop_entry(const Bindings &drop) {

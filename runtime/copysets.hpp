@@ -14,7 +14,10 @@
 // later update goes to the newcomer directly. Updates that reach the newcomer while its
 // fetch is under way are kept and applied over the page when it arrives.
 // A member other than the home may leave a copyset (mw_discard); it faults again
-// at its next touch.
+// at its next touch. The home tells the other members, and the home and each of them
+// answer the leaver directly, behind every update they sent it before; the leave is
+// over when all have answered, so no update from before it can land on the page this
+// rank fetches next.
 //
 // Entry-consistent pages (model ec: data bound to a lock or a barrier) are not the
 // copysets' business: a bind or a grant makes them accessible here without a fetch, and
@@ -66,7 +69,8 @@ void bound(const void *p, size_t len, const char *call);
 void place_entry(uintptr_t p, size_t len);
 
 // mw_discard: this rank drops its copies of the pages of [p, p+len) it does not
-// home; pending updates must have been flushed.
+// home; pending updates must have been flushed. Returns once every member of each page
+// has answered (progressing the transport meanwhile): application thread only.
 void leave(const void *p, size_t len);
 
 // mw_discard: returns to the system the pages wholly inside `drop` (bytes bound to locks

@@ -49,6 +49,7 @@ std::string type_name(uint16_t type) {
     case MsgType::kCopysetAck: return "COPYSET_ACK";
     case MsgType::kCopysetLeave: return "COPYSET_LEAVE";
     case MsgType::kCopysetLeft: return "COPYSET_LEFT";
+    case MsgType::kCopysetLeftAck: return "COPYSET_LEFT_ACK";
     case MsgType::kUpdate: return "UPDATE";
     case MsgType::kUpdateData: return "UPDATE_DATA";
     case MsgType::kUpdateAck: return "UPDATE_ACK";

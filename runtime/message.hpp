@@ -56,6 +56,8 @@ enum class MsgType : uint16_t {
   kCopysetAck,     // member -> home: ... noted; the home may now send the page
   kCopysetLeave,   // member -> home: this rank drops its copy of the page
   kCopysetLeft,    // home -> the page's other members: ... a rank left
+  kCopysetLeftAck, // home and each other member -> the rank that left: noted, and every
+                   // update sent it before is ahead of this (the home's says who else answers)
   kUpdate,         // writer -> a page's copyset member: pending updates, in issue order
   kUpdateData,     // more of a flush's updates, ahead of kUpdate
   kUpdateAck,      // member -> writer: a release's updates are in place
@@ -85,6 +87,7 @@ constexpr stats::Kind kind_of(uint16_t type) {
     case MsgType::kCopysetAck:
     case MsgType::kCopysetLeave:
     case MsgType::kCopysetLeft:
+    case MsgType::kCopysetLeftAck:
       return stats::Kind::Page;
     case MsgType::kUpdate:
     case MsgType::kUpdateData:
