@@ -76,10 +76,9 @@
  * no lock) a rank calls mw_discard on a random part of the arena, or one time in eight
  * on all of it: unbound pages leave their copysets and are fetched again at the next
  * touch, bound data of locks this rank does not own is dropped and comes back whole
- * with the next acquire. The checks do not change: the data must come back current.
- * (With processor-consistent data, --model pc or --mix, this fails now and then today:
- * an update a PC flusher sent before it heard of the leave can land over the page the
- * discarding rank fetches again. test/ec/CMakeLists.txt runs --discard without PC data.)
+ * with the next acquire. The checks do not change: the data must come back current
+ * (an update a member sent before it heard of the leave, a PC flusher's above all, must
+ * not land over the page the discarding rank fetches again).
  *
  * The consistency dial. The same binary runs under mwrun --model ec (the default: bound
  * ranges entry consistent, the others release or processor consistent), rc (every datum

@@ -19,11 +19,7 @@
 #   -m LIST      models to draw from (mwrun --model), comma separated (default ec,ec,rc,pc)
 #   -x PCT       percent of runs with --mix (default 60)
 #   -d PCT       percent of runs with --discard (mw_discard between sections; default 25).
-#                Known to fail now and then with processor-consistent data (--model pc, or
-#                --mix under any model): a rank that discards a page and fetches it again
-#                can have a stale update of a PC flusher applied over the page it fetched
-#                (a stale version or a checksum mismatch); ctest runs --discard only
-#                without PC data. -d 0 leaves it out.
+#                -d 0 leaves it out.
 #   -n LIST      job sizes to draw from, comma separated (default 2,2,3,4,4,5,6,8)
 #   -b DIR       build directory (default: build/ at the top of the repository)
 #   -t SECONDS   timeout of each job (default 120)
