@@ -504,6 +504,24 @@ inline void ring(int dest) {
   }
 }
 
+// ring() for a shared word instead of a message (transport.hpp): the same Dekker pair,
+// with a fence where ring() has its RMW on `posted` (no message was posted, so mail() must
+// not see one), and only the application thread's bit: the service thread has nothing to
+// take from the CQ, and waking it would cost a core's worth of polling before it sleeps
+// again. Clearing kArmedApp and bumping the generation makes a waiter that armed but has
+// not yet slept return from futex_wait at once.
+void ring_app(int dest) {
+  std::atomic<uint32_t> *b = &g.bells[dest].word;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  uint32_t w = b->load(std::memory_order_relaxed);
+  while (w & kArmedApp) {
+    if (b->compare_exchange_weak(w, (w + kBellGen) & ~kArmedApp)) {
+      futex_wake(b, kArmedApp);
+      return;
+    }
+  }
+}
+
 // Wakes this rank's sleeping threads (close(), or messages queued for the service thread).
 void wake_local() {
   switch (g.wait) {
@@ -1858,7 +1876,9 @@ void open_bells() {
   g.bells_name = name;
   int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) mw::fatal_errno("shm_open", "cannot open the job's doorbell page %s", name);
-  g.bells_len = sizeof(Bell) * static_cast<size_t>(g.cfg.nprocs);
+  // The bells, then the shared lines (shared_line()): a line each, so a rank waiting on
+  // its bell does not share a line with words its peers write for the protocols.
+  g.bells_len = (sizeof(Bell) + sizeof(SharedLine)) * static_cast<size_t>(g.cfg.nprocs);
   // Every rank sizes it the same before touching it, so no rank maps past its end.
   if (ftruncate(fd, static_cast<off_t>(g.bells_len)) != 0)
     mw::fatal_errno("ftruncate", "cannot size the job's doorbell page %s", name);
@@ -2229,6 +2249,18 @@ bool mail(uint32_t &seen) {
 }
 
 bool has_mail_count() { return g.wait == WaitMode::kDoorbell; }
+
+SharedLine *shared_line(int rank) {
+  if (g.wait != WaitMode::kDoorbell || !g.connected || !g.bells) return nullptr;
+  if (rank < 0 || rank >= g.cfg.nprocs)
+    mw::fatal("transport::shared_line", "rank %d is not a rank of this job of %d", rank, g.cfg.nprocs);
+  return reinterpret_cast<SharedLine *>(g.bells + g.cfg.nprocs) + rank;
+}
+
+void ring_waiter(int rank) {
+  if (g.wait != WaitMode::kDoorbell || !g.connected) return;
+  ring_app(rank);
+}
 bool uses_rma() { return g.rma; }
 bool reports_source() { return g.have_source; }
 

@@ -38,6 +38,7 @@
 
 #include <sys/uio.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -189,6 +190,26 @@ WaitMode wait_mode();
 // time. Without one, always true.
 bool mail(uint32_t &seen);
 bool has_mail_count();
+
+// A cache line per rank in the job's shared page, for a protocol step that needs a few
+// words, not a message, when every rank shares this host (kDoorbell): a barrier crossing
+// with no data to move (barriers.cpp). The page is the doorbells' (one shm_open per job,
+// zero-filled, unmapped by close()); the transport never reads or writes these lines, so
+// their layout is the user's. nullptr when there is no such page: another wait mode (tcp,
+// ranks on several hosts), a job of one rank, before connect() or after close().
+struct alignas(64) SharedLine {
+  std::atomic<uint64_t> word[8];
+};
+SharedLine *shared_line(int rank);
+
+// After storing to a shared line a word that `rank`'s application thread may be waiting
+// for inside progress_until (its predicate reads it): wakes that thread if it sleeps.
+// The store must come first; ring_waiter's fence orders it before the look at the
+// sleeper's doorbell, which the sleeper armed before its last look at the predicate
+// (the Dekker pair of ring() and block() in transport.cpp), so either the sleeper sees
+// the store or this sees it armed. A load of one cache line when the thread is awake; it
+// never wakes the rank's service thread (a shared word is no message to take).
+void ring_waiter(int rank);
 
 // Whether large payloads go by RMA read (else by chunks).
 bool uses_rma();
