@@ -30,10 +30,50 @@ constexpr int kManager = 0;
 struct ArriveExtra {
   uint64_t epoch;  // which crossing of the barrier, from 1
   uint32_t final;
-  uint32_t reserved;
+  uint32_t flags;  // kReleaseBySlot
 };
+// The arrival's rank waits on its shared line: a release with nothing for it may come
+// there instead of as a message (see "Crossing through shared words" below).
+constexpr uint32_t kReleaseBySlot = 1;
 struct ReleaseExtra {
   uint64_t epoch;
+};
+
+// ---- Crossing through shared words ----
+//
+// When every rank is on this host the transport gives each rank a cache line in a page
+// the whole job maps (transport::shared_line; kDoorbell). A crossing with no data to
+// move then needs no message: a round trip through the transport costs 1.6-3.6 us at
+// P = 2 (two messages, each polled out of shm's queue and validated), a store to a
+// shared line and a load of it well under one. Every rank crosses every barrier in the
+// same order and waits for each release before it crosses again, so one arrival and one
+// release per rank are in flight at a time and a line per rank holds them:
+//
+//   kArrivalSeq    this rank's slot arrivals so far; stored last (release), so the
+//                  manager that sees it move reads the three words below whole; the rank
+//                  writes them again only after the manager has released it, that is
+//                  after the manager has read them
+//   kArrivalAddr   the barrier
+//   kArrivalEpoch  the rank's crossing of it (ArriveExtra::epoch)
+//   kArrivalClock  the rank's Lamport clock (as a message header carries it)
+//   kReleaseSeq    the manager's slot releases of this rank so far; stored last
+//   kReleaseClock  the manager's clock at the release
+//
+// Arrivals with runs go as ARRIVE messages, as do mw_barrier_final's (non-managers do not
+// wait there, so a slot could be overwritten before the manager read it). Releases with
+// runs go as RELEASE messages; a release with none goes through the line if the rank
+// waits on it (a slot arrival, or an ARRIVE flagged kReleaseBySlot). Without a shared
+// page (tcp, ranks on several hosts) every crossing is messages, as before. After each
+// store the writer rings the reader's application thread (transport::ring_waiter): a
+// thread waiting in progress_until reads the words in its predicate, and asleep it is
+// woken; awake, the ring is one load.
+enum : size_t {
+  kArrivalSeq,
+  kArrivalAddr,
+  kArrivalEpoch,
+  kArrivalClock,
+  kReleaseSeq,
+  kReleaseClock,
 };
 
 struct Barrier {
@@ -42,11 +82,14 @@ struct Barrier {
   uint64_t crossings = 0;                // by this rank
   bool waiting = false;                  // this rank waits for a release
   std::atomic<uint64_t> released{0};     // the last crossing released here
+  // The slot release this rank waits for (its kReleaseSeq value), 0 if none.
+  uint64_t slot_release = 0;
   // At the manager: the crossing being gathered.
   uint64_t open = 1;
   int arrived = 0;
   bool final = false;
   std::vector<char> seen;
+  std::vector<char> by_slot;  // the rank waits on its line for a release with no runs
   std::vector<std::pair<int, std::vector<Run>>> arrivals;
 };
 
@@ -57,6 +100,16 @@ std::unordered_map<uintptr_t, std::unique_ptr<Barrier>> &g_barriers =
     *new std::unordered_map<uintptr_t, std::unique_ptr<Barrier>>;  // under protocol::mu()
 std::vector<int> &g_finalized = *new std::vector<int>;  // ranks that have reached mw_finalize
 
+// Slot state, under protocol::mu(). At a non-manager: its slot arrivals and the slot
+// releases it has seen so far, and whether a crossing of this rank uses its line (one
+// at a time: a second thread crossing another barrier meanwhile goes by messages). At
+// the manager: per rank, the last slot arrival it has taken (read without the mutex to
+// see whether there is anything to take) and its slot releases so far.
+uint64_t g_arrivals = 0, g_releases_seen = 0;
+bool g_slot_busy = false;
+std::atomic<uint64_t> *g_taken = nullptr;
+std::vector<uint64_t> &g_released = *new std::vector<uint64_t>;
+
 int me() { return protocol::rank(); }
 
 Barrier &get(uintptr_t addr) {
@@ -65,6 +118,7 @@ Barrier &get(uintptr_t addr) {
     slot = std::make_unique<Barrier>();
     slot->addr = addr;
     slot->seen.assign(static_cast<size_t>(protocol::nprocs()), 0);
+    slot->by_slot.assign(static_cast<size_t>(protocol::nprocs()), 0);
   }
   return *slot;
 }
@@ -78,6 +132,18 @@ std::string ranks_that(const Barrier &k, bool arrived) {
   return s;
 }
 
+// The last crossing of k released at this rank, counting a slot release it has not yet
+// taken (its application thread may still be asleep when the manager's FINALIZING
+// comes).
+uint64_t released(const Barrier &k) {
+  if (k.slot_release != 0) {
+    transport::SharedLine *line = transport::shared_line(me());
+    if (line && line->word[kReleaseSeq].load(std::memory_order_acquire) >= k.slot_release)
+      return k.crossings;
+  }
+  return k.released.load(std::memory_order_acquire);
+}
+
 // A rank has reached mw_finalize: any barrier it has not crossed can never complete.
 void check_finalized(const char *call, const Barrier &k) {
   for (int f : g_finalized) {
@@ -88,8 +154,7 @@ void check_finalized(const char *call, const Barrier &k) {
             reinterpret_cast<void *>(k.addr), ranks_that(k, true).c_str(), f);
     // Another waiting rank cannot tell a rank that never crossed from one whose release
     // is in flight, except for the manager, which releases before it can finalize.
-    if (f == kManager && me() != kManager && k.waiting &&
-        k.released.load(std::memory_order_relaxed) < k.crossings)
+    if (f == kManager && me() != kManager && k.waiting && released(k) < k.crossings)
       fatal(call,
             "barrier %p can never complete: this rank waits at it, but rank %d has reached "
             "mw_finalize without crossing it (every rank must cross a barrier as often)",
@@ -115,6 +180,14 @@ std::vector<Run> lacking(const Barrier &k, int r) {
   return out;
 }
 
+// Releases rank r through its line (see above): the words, then the ring.
+void release_by_slot(int r) {
+  transport::SharedLine *line = transport::shared_line(r);
+  line->word[kReleaseClock].store(protocol::tick(), std::memory_order_relaxed);
+  line->word[kReleaseSeq].store(++g_released[static_cast<size_t>(r)], std::memory_order_release);
+  transport::ring_waiter(r);
+}
+
 void complete(Barrier &k) {
   const uint64_t epoch = k.open;
   if (!k.final) {
@@ -122,18 +195,22 @@ void complete(Barrier &k) {
     for (int r = 0; r < protocol::nprocs(); ++r) {
       if (r == kManager) continue;
       std::vector<Run> runs = lacking(k, r);
-      updates::send(r, MsgType::kBarrierData, MsgType::kBarrierRelease, k.addr, runs, &ex,
-                    sizeof ex, protocol::tick());
+      if (runs.empty() && k.by_slot[static_cast<size_t>(r)])
+        release_by_slot(r);
+      else
+        updates::send(r, MsgType::kBarrierData, MsgType::kBarrierRelease, k.addr, runs, &ex,
+                      sizeof ex, protocol::tick());
     }
   }
   k.open++;
   k.arrived = 0;
   std::fill(k.seen.begin(), k.seen.end(), 0);
+  std::fill(k.by_slot.begin(), k.by_slot.end(), 0);
   k.arrivals.clear();
   k.released.store(epoch, std::memory_order_release);  // the manager's own crossing
 }
 
-void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> runs) {
+void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> runs, bool by_slot) {
   const char *call = call_of(final);
   if (epoch != k.open)
     fatal(call, "barrier %p: rank %d arrived for its crossing %llu while crossing %llu is open",
@@ -149,10 +226,51 @@ void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> r
           call_of(k.final));
   }
   k.seen[static_cast<size_t>(rank)] = 1;
+  k.by_slot[static_cast<size_t>(rank)] = by_slot;
   k.arrived++;
   k.arrivals.emplace_back(rank, std::move(runs));
   check_finalized(call, k);
   if (k.arrived == protocol::nprocs()) complete(k);
+}
+
+// At the manager: takes every slot arrival not taken yet into arrive(), as on_arrive
+// takes a message. Wherever the manager may have to notice one: its own arrival, its
+// wait for a release (the predicate), a rank's FINALIZING, its own mw_finalize.
+void take_slot_arrivals() {
+  if (g_taken == nullptr) return;
+  for (int r = 0; r < protocol::nprocs(); ++r) {
+    if (r == kManager) continue;
+    transport::SharedLine *line = transport::shared_line(r);
+    if (!line) return;
+    const uint64_t seq = line->word[kArrivalSeq].load(std::memory_order_acquire);
+    if (seq == g_taken[r].load(std::memory_order_relaxed)) continue;
+    const uintptr_t addr = line->word[kArrivalAddr].load(std::memory_order_relaxed);
+    const uint64_t epoch = line->word[kArrivalEpoch].load(std::memory_order_relaxed);
+    Barrier &k = get(addr);
+    // A later crossing than the one open: the rank's arrivals at the crossings before it
+    // went as messages (mw_barrier_final, which does not wait) that have not all come.
+    // It stays in the line, the rank waiting, until they have.
+    if (epoch > k.open) continue;
+    g_taken[r].store(seq, std::memory_order_relaxed);
+    protocol::observe(line->word[kArrivalClock].load(std::memory_order_relaxed));
+    if (k.seen[static_cast<size_t>(r)])
+      fatal("mw_barrier", "barrier %p: rank %d arrived twice at crossing %llu", reinterpret_cast<void *>(addr),
+            r, static_cast<unsigned long long>(epoch));
+    arrive(k, r, epoch, false, {}, true);
+  }
+}
+
+// Is there a slot arrival the manager has not taken? Loads only: for its wait's predicate.
+bool slot_arrivals_waiting() {
+  if (g_taken == nullptr) return false;
+  for (int r = 0; r < protocol::nprocs(); ++r) {
+    if (r == kManager) continue;
+    transport::SharedLine *line = transport::shared_line(r);
+    if (!line) return false;
+    if (line->word[kArrivalSeq].load(std::memory_order_acquire) != g_taken[r].load(std::memory_order_relaxed))
+      return true;
+  }
+  return false;
 }
 
 void on_arrive(const Header &h, Bytes head) {
@@ -168,7 +286,8 @@ void on_arrive(const Header &h, Bytes head) {
   Barrier &k = get(p.object);
   if (k.seen[static_cast<size_t>(h.sender)])
     protocol::malformed(h, "it arrived twice");
-  arrive(k, h.sender, ex.epoch, ex.final != 0, std::move(runs));
+  arrive(k, h.sender, ex.epoch, ex.final != 0, std::move(runs),
+         (ex.flags & kReleaseBySlot) != 0 && transport::shared_line(h.sender) != nullptr);
 }
 
 // Updates in place (the placer put them there): this rank's own marks on those bytes
@@ -193,6 +312,7 @@ void on_release(const Header &h, Bytes head) {
 
 void on_finalizing(const Header &h, Bytes) {
   std::lock_guard<std::mutex> g(protocol::mu());
+  if (me() == kManager) take_slot_arrivals();  // so that the checks see every arrival
   g_finalized.push_back(h.sender);
   for (auto &[addr, k] : g_barriers) check_finalized("mw_barrier", *k);
 }
@@ -205,6 +325,9 @@ Barrier *record_of(mw_barrier_t *b) {
 }  // namespace
 
 void init() {
+  const auto n = static_cast<size_t>(protocol::nprocs());
+  g_taken = new std::atomic<uint64_t>[n]{};  // never freed, as the rest of the state
+  g_released.assign(n, 0);
   transport::on(MsgType::kBarrierArrive, on_arrive, updates::place);
   transport::on(MsgType::kBarrierData, on_data, updates::place);
   transport::on(MsgType::kBarrierRelease, on_release, updates::place);
@@ -217,6 +340,7 @@ void cross(mw_barrier_t *b, bool final) {
   Barrier *k = record_of(b);
   stats::ScopedWait wait(stats::Wait::Barrier);
   uint64_t epoch = 0;
+  transport::SharedLine *const line = transport::shared_line(me());
   transport::as_handler([&] {
     std::lock_guard<std::mutex> g(protocol::mu());
     epoch = ++k->crossings;
@@ -230,21 +354,60 @@ void cross(mw_barrier_t *b, bool final) {
         dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
     for (const Run &r : runs) dirty::clear(reinterpret_cast<void *>(r.addr), r.len);
     if (me() == kManager) {
-      arrive(*k, me(), epoch, final, std::move(runs));
+      arrive(*k, me(), epoch, final, std::move(runs), false);
+      take_slot_arrivals();  // ranks that arrived before the manager
+      return;
+    }
+    // Through the line if it may (see above): no runs to send, a release to wait for,
+    // and no other crossing of this rank using the line.
+    const bool slot = line != nullptr && !final && !g_slot_busy;
+    if (slot) {
+      g_slot_busy = true;
+      k->slot_release = g_releases_seen + 1;
+    }
+    if (slot && runs.empty()) {
+      line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
+      line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
+      line->word[kArrivalClock].store(protocol::tick(), std::memory_order_relaxed);
+      line->word[kArrivalSeq].store(++g_arrivals, std::memory_order_release);
+      transport::ring_waiter(kManager);
     } else {
-      ArriveExtra ex{epoch, final ? 1u : 0u, 0};
+      ArriveExtra ex{epoch, final ? 1u : 0u, slot ? kReleaseBySlot : 0u};
       updates::send(kManager, MsgType::kBarrierData, MsgType::kBarrierArrive, k->addr, runs, &ex,
                     sizeof ex, protocol::tick());
     }
   });
   stats::barrier_crossed();
-  if (k->waiting) {
-    if (k->released.load(std::memory_order_acquire) < epoch)
-      transport::progress_until(
-          [k, epoch] { return k->released.load(std::memory_order_acquire) >= epoch; });
-    std::lock_guard<std::mutex> g(protocol::mu());
-    k->waiting = false;
+  if (!k->waiting) return;
+  if (me() == kManager) {
+    // Slot arrivals are taken here, as the messages' handlers take theirs.
+    auto done = [k, epoch] {
+      if (k->released.load(std::memory_order_acquire) >= epoch) return true;
+      if (!slot_arrivals_waiting()) return false;
+      std::lock_guard<std::mutex> g(protocol::mu());
+      take_slot_arrivals();
+      return k->released.load(std::memory_order_acquire) >= epoch;
+    };
+    if (!done()) transport::progress_until([&done] { return done(); });
+  } else {
+    const uint64_t want = k->slot_release;  // set and cleared by this thread only
+    auto done = [k, epoch, line, want] {
+      return k->released.load(std::memory_order_acquire) >= epoch ||
+             (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want);
+    };
+    if (!done()) transport::progress_until([&done] { return done(); });
   }
+  std::lock_guard<std::mutex> g(protocol::mu());
+  if (k->slot_release != 0) {
+    if (line->word[kReleaseSeq].load(std::memory_order_acquire) >= k->slot_release) {
+      protocol::observe(line->word[kReleaseClock].load(std::memory_order_relaxed));
+      g_releases_seen = k->slot_release;
+      k->released.store(epoch, std::memory_order_release);
+    }
+    k->slot_release = 0;
+    g_slot_busy = false;
+  }
+  k->waiting = false;
 }
 
 void bind(mw_barrier_t *b, const void *addr, size_t len) {
@@ -268,6 +431,7 @@ void finalize() {
   if (protocol::nprocs() == 1) return;
   transport::as_handler([] {
     std::lock_guard<std::mutex> g(protocol::mu());
+    if (me() == kManager) take_slot_arrivals();  // so that the check below sees them
     for (auto &[addr, k] : g_barriers)
       if (me() == kManager && k->arrived > 0 && !k->seen[kManager])
         fatal("mw_finalize",

@@ -233,7 +233,8 @@ int main(int argc, char **argv) {
     expect("workers' payload sent (C)", 0, t.payload_bytes_sent, c_bytes);
     expect("workers' remote acquires", 0, t.lock_acquires_remote, 2 * (uint64_t)workers);
     /* Per remote acquire: request, forward, grant. Per worker: start's arrival and
-     * release, done's arrival, gather's arrival and release. A rendezvous
+     * release, done's arrival, gather's arrival and release (at most: on shm a crossing
+     * with nothing to move goes through the ranks' shared page instead). A rendezvous
      * acknowledgement for each message over the eager limit: at most one per grant and
      * per arrival at `done`. */
     uint64_t msgs = 3 * t.lock_acquires_remote + 5 * (uint64_t)workers;
