@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "message.hpp"
@@ -210,6 +211,24 @@ SharedLine *shared_line(int rank);
 // the store or this sees it armed. A load of one cache line when the thread is awake; it
 // never wakes the rank's service thread (a shared word is no message to take).
 void ring_waiter(int rank);
+
+// progress_until for an answer that most likely comes as a store to a shared line
+// (shared_line) rather than as a message: a barrier release. It first looks at done()
+// alone, without taking the progress role, for what would have been the idle policy's
+// first stage (a couple of microseconds of pauses; none when this host's ranks outnumber
+// its CPUs): taking the role, polling the CQ between looks and handing it back cost
+// about 0.1 us on each side of a 0.4 us barrier. Messages meanwhile go to whichever
+// thread progresses (the service thread). Then it progresses as progress_until does,
+// from the policy's second stage (yields). peer_shares_cpu: the rank whose store it waits
+// for last ran on this CPU, so it runs only once this thread yields: no pauses, a
+// yield first. done() is first called outside the progress role, where it must not send
+// (in_runtime_context() tells it which).
+void wait_shared(bool (*done)(void *), void *arg, bool peer_shares_cpu);
+template <class Pred>
+void wait_shared(Pred &&done, bool peer_shares_cpu) {
+  wait_shared([](void *p) { return (*static_cast<std::remove_reference_t<Pred> *>(p))(); }, &done,
+              peer_shares_cpu);
+}
 
 // Whether large payloads go by RMA read (else by chunks).
 bool uses_rma();
