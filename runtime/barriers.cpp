@@ -1,5 +1,7 @@
 #include "barriers.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -42,31 +44,34 @@ struct ReleaseExtra {
 // ---- Crossing through shared words ----
 //
 // When every rank is on this host the transport gives each rank a cache line in a page
-// the whole job maps (transport::shared_line; kDoorbell). A crossing with no data to
-// move then needs no message: a round trip through the transport costs 1.6-3.6 us at
-// P = 2 (two messages, each polled out of shm's queue and validated), a store to a
-// shared line and a load of it well under one. Every rank crosses every barrier in the
-// same order and waits for each release before it crosses again, so one arrival and one
-// release per rank are in flight at a time and a line per rank holds them:
+// the whole job maps (transport::shared_line; kDoorbell, i.e. shm). A crossing with no
+// data to move then needs no message: through the transport an arrival and a release
+// are a round trip (1.6-3.6 us at P = 2, more where ranks outnumber cores: each message
+// is polled out of shm's queue, validated and handled), through the line a store each
+// way. A rank that waits for its release crosses nothing else meanwhile, so it has at
+// most one arrival and one release in flight, and its line holds them:
 //
-//   kArrivalSeq    this rank's slot arrivals so far; stored last (release), so the
-//                  manager that sees it move reads the three words below whole; the rank
-//                  writes them again only after the manager has released it, that is
-//                  after the manager has read them
+//   kArrivalSeq    the rank's slot arrivals so far; stored last (release order), so the
+//                  manager that sees it move reads the three words below whole. The rank
+//                  writes them again only once released, so after the manager read them.
 //   kArrivalAddr   the barrier
 //   kArrivalEpoch  the rank's crossing of it (ArriveExtra::epoch)
-//   kArrivalClock  the rank's Lamport clock (as a message header carries it)
+//   kArrivalClock  the rank's Lamport clock (as a message header would carry it)
 //   kReleaseSeq    the manager's slot releases of this rank so far; stored last
 //   kReleaseClock  the manager's clock at the release
+//   kCpu           1 + the CPU the rank last crossed on (the manager's line holds only
+//                  this): a waiter whose peer shares its CPU yields instead of spinning
 //
-// Arrivals with runs go as ARRIVE messages, as do mw_barrier_final's (non-managers do not
-// wait there, so a slot could be overwritten before the manager read it). Releases with
-// runs go as RELEASE messages; a release with none goes through the line if the rank
-// waits on it (a slot arrival, or an ARRIVE flagged kReleaseBySlot). Without a shared
-// page (tcp, ranks on several hosts) every crossing is messages, as before. After each
-// store the writer rings the reader's application thread (transport::ring_waiter): a
-// thread waiting in progress_until reads the words in its predicate, and asleep it is
-// woken; awake, the ring is one load.
+// What goes by message, as before: arrivals with runs; every mw_barrier_final arrival
+// (non-managers do not wait there, so their next arrival could overwrite the line before
+// the manager read it); releases with runs; every crossing without a shared page (tcp,
+// several hosts). A release with no runs goes through the line if the rank waits on it
+// (a slot arrival, or an ARRIVE flagged kReleaseBySlot). The manager takes slot arrivals
+// into the same bookkeeping as messages (arrive(): seen, the final/non-final check,
+// check_finalized), wherever it may have to notice one: its own arrival, its wait, a
+// FINALIZING, its mw_finalize. After each store the writer rings the reader's application
+// thread (transport::ring_waiter); a waiter reads the words in its predicate
+// (transport::wait_shared), so asleep it is woken, and awake the ring costs one load.
 enum : size_t {
   kArrivalSeq,
   kArrivalAddr,
@@ -74,7 +79,29 @@ enum : size_t {
   kArrivalClock,
   kReleaseSeq,
   kReleaseClock,
+  kCpu,
 };
+
+// Records in this rank's line the CPU it runs on (stored only when it changes: peers
+// read it at every crossing).
+void note_cpu(transport::SharedLine *line) {
+  const auto cpu = static_cast<uint64_t>(sched_getcpu() + 1);
+  if (line->word[kCpu].load(std::memory_order_relaxed) != cpu)
+    line->word[kCpu].store(cpu, std::memory_order_relaxed);
+}
+
+// Did a rank this one may be waiting for last cross on this CPU? Then it runs only once
+// this thread gives the core up, and spinning for it would only delay it. (A crosser
+// waits for the manager; the manager for everyone.)
+bool peer_on_my_cpu() {
+  const auto cpu = static_cast<uint64_t>(sched_getcpu() + 1);
+  for (int r = 0; r < protocol::nprocs(); ++r) {
+    if (r == protocol::rank() || (protocol::rank() != kManager && r != kManager)) continue;
+    transport::SharedLine *line = transport::shared_line(r);
+    if (line && line->word[kCpu].load(std::memory_order_relaxed) == cpu) return true;
+  }
+  return false;
+}
 
 struct Barrier {
   uintptr_t addr = 0;
@@ -90,6 +117,10 @@ struct Barrier {
   bool final = false;
   std::vector<char> seen;
   std::vector<char> by_slot;  // the rank waits on its line for a release with no runs
+  // Completing the open crossing now would send no message: every arrival so far had no
+  // runs and, but the manager's, waits on its line. Then a thread that is not running
+  // as a handler may complete it (take_slot_arrivals(false)).
+  bool quiet = true;
   std::vector<std::pair<int, std::vector<Run>>> arrivals;
 };
 
@@ -206,6 +237,7 @@ void complete(Barrier &k) {
   k.arrived = 0;
   std::fill(k.seen.begin(), k.seen.end(), 0);
   std::fill(k.by_slot.begin(), k.by_slot.end(), 0);
+  k.quiet = true;
   k.arrivals.clear();
   k.released.store(epoch, std::memory_order_release);  // the manager's own crossing
 }
@@ -227,6 +259,7 @@ void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> r
   }
   k.seen[static_cast<size_t>(rank)] = 1;
   k.by_slot[static_cast<size_t>(rank)] = by_slot;
+  if (!runs.empty() || (rank != kManager && !by_slot)) k.quiet = false;
   k.arrived++;
   k.arrivals.emplace_back(rank, std::move(runs));
   check_finalized(call, k);
@@ -236,7 +269,10 @@ void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> r
 // At the manager: takes every slot arrival not taken yet into arrive(), as on_arrive
 // takes a message. Wherever the manager may have to notice one: its own arrival, its
 // wait for a release (the predicate), a rank's FINALIZING, its own mw_finalize.
-void take_slot_arrivals() {
+// may_send: the caller runs as a handler (or holds the progress role), so that
+// completing a crossing may send its releases; otherwise only arrivals at quiet
+// crossings are taken, and the others wait for a caller that may.
+void take_slot_arrivals(bool may_send) {
   if (g_taken == nullptr) return;
   for (int r = 0; r < protocol::nprocs(); ++r) {
     if (r == kManager) continue;
@@ -250,7 +286,7 @@ void take_slot_arrivals() {
     // A later crossing than the one open: the rank's arrivals at the crossings before it
     // went as messages (mw_barrier_final, which does not wait) that have not all come.
     // It stays in the line, the rank waiting, until they have.
-    if (epoch > k.open) continue;
+    if (epoch > k.open || (!may_send && !k.quiet)) continue;
     g_taken[r].store(seq, std::memory_order_relaxed);
     protocol::observe(line->word[kArrivalClock].load(std::memory_order_relaxed));
     if (k.seen[static_cast<size_t>(r)])
@@ -312,7 +348,7 @@ void on_release(const Header &h, Bytes head) {
 
 void on_finalizing(const Header &h, Bytes) {
   std::lock_guard<std::mutex> g(protocol::mu());
-  if (me() == kManager) take_slot_arrivals();  // so that the checks see every arrival
+  if (me() == kManager) take_slot_arrivals(true);  // so that the checks see every arrival
   g_finalized.push_back(h.sender);
   for (auto &[addr, k] : g_barriers) check_finalized("mw_barrier", *k);
 }
@@ -339,63 +375,95 @@ void cross(mw_barrier_t *b, bool final) {
   protocol::check_object(call, "barrier", b, sizeof *b);
   Barrier *k = record_of(b);
   stats::ScopedWait wait(stats::Wait::Barrier);
-  uint64_t epoch = 0;
   transport::SharedLine *const line = transport::shared_line(me());
-  transport::as_handler([&] {
+  const bool manager = me() == kManager;
+  uint64_t epoch = 0;
+  std::vector<Run> runs;
+  bool slot = false, arrived = false;
+  {
     std::lock_guard<std::mutex> g(protocol::mu());
     epoch = ++k->crossings;
-    k->waiting = !final || me() == kManager;
+    k->waiting = !final || manager;
+    if (line) note_cpu(line);
     check_finalized(call, *k);
     // This rank's updates: exactly the bytes it wrote since it last crossed.
-    std::vector<Run> runs;
     // Under --model=rc/pc bindings ship nothing (the marks are pending updates).
     if (protocol::model() == protocol::Model::kEntry)
       for (const Range &r : k->bindings.ranges())
         dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
     for (const Run &r : runs) dirty::clear(reinterpret_cast<void *>(r.addr), r.len);
-    if (me() == kManager) {
-      arrive(*k, me(), epoch, final, std::move(runs), false);
-      take_slot_arrivals();  // ranks that arrived before the manager
-      return;
-    }
-    // Through the line if it may (see above): no runs to send, a release to wait for,
-    // and no other crossing of this rank using the line.
-    const bool slot = line != nullptr && !final && !g_slot_busy;
-    if (slot) {
-      g_slot_busy = true;
-      k->slot_release = g_releases_seen + 1;
-    }
-    if (slot && runs.empty()) {
-      line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
-      line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
-      line->word[kArrivalClock].store(protocol::tick(), std::memory_order_relaxed);
-      line->word[kArrivalSeq].store(++g_arrivals, std::memory_order_release);
-      transport::ring_waiter(kManager);
+    if (manager) {
+      // An arrival that cannot make the crossing send anything needs no handler's
+      // context (below): the usual one at a barrier with nothing bound.
+      if (runs.empty() && k->quiet) {
+        arrive(*k, me(), epoch, final, {}, false);
+        take_slot_arrivals(false);  // ranks that arrived before the manager
+        arrived = true;
+      }
     } else {
+      // Through the line if it may (see above): a release to wait for, and no other
+      // crossing of this rank using the line. With no runs the arrival goes there too.
+      slot = line != nullptr && !final && !g_slot_busy;
+      if (slot) {
+        g_slot_busy = true;
+        k->slot_release = g_releases_seen + 1;
+      }
+      if (slot && runs.empty()) {
+        line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
+        line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
+        line->word[kArrivalClock].store(protocol::tick(), std::memory_order_relaxed);
+        line->word[kArrivalSeq].store(++g_arrivals, std::memory_order_release);
+        transport::ring_waiter(kManager);
+        arrived = true;
+      }
+    }
+  }
+  // A step that may send runs as a handler, so that its messages keep their order with
+  // the handlers' and a send never waits for a thread that waits for the mutex
+  // (transport::as_handler).
+  if (!arrived)
+    transport::as_handler([&] {
+      std::lock_guard<std::mutex> g(protocol::mu());
+      if (manager) {
+        arrive(*k, me(), epoch, final, std::move(runs), false);
+        take_slot_arrivals(true);  // ranks that arrived before the manager
+        return;
+      }
       ArriveExtra ex{epoch, final ? 1u : 0u, slot ? kReleaseBySlot : 0u};
       updates::send(kManager, MsgType::kBarrierData, MsgType::kBarrierArrive, k->addr, runs, &ex,
                     sizeof ex, protocol::tick());
-    }
-  });
+    });
   stats::barrier_crossed();
   if (!k->waiting) return;
-  if (me() == kManager) {
-    // Slot arrivals are taken here, as the messages' handlers take theirs.
-    auto done = [k, epoch] {
+  // The wait. With a shared page the answer is most likely a store to a line (a slot
+  // arrival at the manager, a slot release elsewhere): transport::wait_shared looks at
+  // the words before it takes the progress role, and not at all while a peer it waits
+  // for shares this CPU.
+  if (manager) {
+    // Slot arrivals are taken here, as the messages' handlers take theirs; only where a
+    // handler could send (in the progress role) may taking them complete a crossing
+    // that sends.
+    auto taken = [k, epoch] {
       if (k->released.load(std::memory_order_acquire) >= epoch) return true;
       if (!slot_arrivals_waiting()) return false;
       std::lock_guard<std::mutex> g(protocol::mu());
-      take_slot_arrivals();
+      take_slot_arrivals(transport::in_runtime_context());
       return k->released.load(std::memory_order_acquire) >= epoch;
     };
-    if (!done()) transport::progress_until([&done] { return done(); });
+    if (line)
+      transport::wait_shared(taken, peer_on_my_cpu());
+    else if (!taken())
+      transport::progress_until([&taken] { return taken(); });
   } else {
     const uint64_t want = k->slot_release;  // set and cleared by this thread only
     auto done = [k, epoch, line, want] {
       return k->released.load(std::memory_order_acquire) >= epoch ||
              (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want);
     };
-    if (!done()) transport::progress_until([&done] { return done(); });
+    if (want != 0)
+      transport::wait_shared(done, peer_on_my_cpu());
+    else if (!done())
+      transport::progress_until([&done] { return done(); });
   }
   std::lock_guard<std::mutex> g(protocol::mu());
   if (k->slot_release != 0) {
@@ -431,7 +499,7 @@ void finalize() {
   if (protocol::nprocs() == 1) return;
   transport::as_handler([] {
     std::lock_guard<std::mutex> g(protocol::mu());
-    if (me() == kManager) take_slot_arrivals();  // so that the check below sees them
+    if (me() == kManager) take_slot_arrivals(true);  // so that the check below sees them
     for (auto &[addr, k] : g_barriers)
       if (me() == kManager && k->arrived > 0 && !k->seen[kManager])
         fatal("mw_finalize",
