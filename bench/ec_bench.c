@@ -30,7 +30,11 @@
  * barrier: µs per mw_barrier at rank 0 over N (default 10^4) after 100 untimed. With
  *   "check" (a test, not a figure: ctest runs it) each rank also counts its arrivals in
  *   a POSIX shared-memory page outside Midway, and after each crossing checks that every
- *   rank has arrived there and none is past the next one.
+ *   rank has arrived there and none is past the next one. Each iteration then crosses a
+ *   second barrier, bound to one cell per rank: in two iterations of three rank i % P
+ *   writes its cell first, and every rank checks every cell after the crossing. So the
+ *   crossings mix every way an arrival and a release can travel (through the ranks'
+ *   shared page when nothing moves, by message with data, and one of each).
  * cold: the first message from rank 0 to each manager, while the managers wait in a
  *   barrier: the acquires mm_ec's master makes at start-up. Reported: the slowest and
  *   the mean, in µs. (A lost wake-up shows here as ~100 ms: see docs/PERFORMANCE.md.)
@@ -68,6 +72,9 @@ MW_SHARED _Alignas(64) uint64_t *grant_data; /* bound to meta_lock: where the da
 MW_SHARED _Alignas(64) mw_lock_t grant_lock;
 MW_SHARED _Alignas(64) mw_lock_t cold_locks[16]; /* 16 bytes apart: managed by 16 ranks in turn */
 MW_SHARED _Alignas(64) mw_barrier_t cold_barrier;
+MW_SHARED _Alignas(64) mw_barrier_t cells_barrier;
+/* bound to cells_barrier: a whole page, so that it is entry consistent on every rank */
+MW_SHARED _Alignas(4096) long barrier_cells[512];
 
 static double now_s(void) {
   struct timespec t;
@@ -274,8 +281,9 @@ static long barrier_check(long n) {
     perror("ec_bench barrier check: mmap");
     exit(1);
   }
-  mw_barrier(&bench_barrier); /* every rank has mapped the page */
-  long bad = 0;
+  mw_barrier_bind(&cells_barrier, barrier_cells, sizeof barrier_cells);
+  mw_barrier(&bench_barrier); /* every rank has mapped the page, and bound */
+  long bad = 0, last[512] = {0};
   for (long i = 1; i <= n; i++) {
     __atomic_store_n(&arrived[me], i, __ATOMIC_SEQ_CST);
     mw_barrier(&bench_barrier);
@@ -287,6 +295,16 @@ static long barrier_check(long n) {
                   me, i, r, a);
       }
     }
+    const int w = (int)(i % p);
+    if (i % 3 != 0) {
+      last[w] = i;
+      if (me == w) barrier_cells[w] = i;
+    }
+    mw_barrier(&cells_barrier);
+    for (int r = 0; r < p && r < 512; r++)
+      if (barrier_cells[r] != last[r] && bad++ < 5)
+        fprintf(stderr, "ec_bench barrier check: rank %d after crossing %ld of the bound barrier reads %ld in rank %d's cell, which holds %ld\n",
+                me, i, barrier_cells[r], r, last[r]);
   }
   mw_barrier(&bench_barrier);
   if (me == 0) shm_unlink(name); /* the mapping goes at exit */

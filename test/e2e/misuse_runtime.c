@@ -16,6 +16,16 @@
 // A barrier that some ranks cross and another never does: the job stops, naming both.
 // RUN: not %mwrun -n 2 %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
 // RUN: not %mwrun -n 3 %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
+// RUN: not %mwrun -n 3 %t skip-barrier-1 2>&1 | FileCheck %s --check-prefix=SKIP1
+// On shm a crossing with nothing to move goes through the ranks' shared page, over tcp
+// by messages: the same checks, on what arrived either way.
+// RUN: env FI_TCP_IFACE=lo not %mwrun -n 3 --provider tcp %t skip-barrier 2>&1 | FileCheck %s --check-prefix=SKIP
+// RUN: env FI_TCP_IFACE=lo not %mwrun -n 3 --provider tcp %t skip-barrier-1 2>&1 | FileCheck %s --check-prefix=SKIP1
+// mw_barrier and mw_barrier_final on one barrier, either way round.
+// RUN: not %mwrun -n 2 %t mix-barrier 2>&1 | FileCheck %s --check-prefix=MIX
+// RUN: not %mwrun -n 3 %t mix-barrier 2>&1 | FileCheck %s --check-prefix=MIX
+// RUN: not %mwrun -n 3 %t mix-barrier-final 2>&1 | FileCheck %s --check-prefix=MIX
+// RUN: env FI_TCP_IFACE=lo not %mwrun -n 3 --provider tcp %t mix-barrier 2>&1 | FileCheck %s --check-prefix=MIX
 // A rank that exits without mw_finalize while its service thread is busy serving a
 // peer's lock requests and barrier arrivals: the job reports its exit status, not a
 // crash of its runtime (static destructors ran under the service thread).
@@ -96,6 +106,18 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "skip-barrier")) {
     // SKIP: midway: {{mw_barrier|mw_finalize}}: barrier 0x{{[0-9a-f]+}} {{was reached by rank\(s\) [0-9, ]+, but this rank reached mw_finalize without crossing it|can never complete: .*rank 0 has reached mw_finalize without crossing it}}
     if (mw_rank() != 0) mw_barrier(&barrier);
+  }
+  if (!strcmp(what, "skip-barrier-1")) {
+    // SKIP1: midway: {{mw_barrier|mw_finalize}}: barrier 0x{{[0-9a-f]+}} can never complete: rank(s) {{[0-9, ]+}} reached it, but rank 1 has reached mw_finalize without crossing it
+    if (mw_rank() != 1) mw_barrier(&barrier);
+  }
+  if (!strcmp(what, "mix-barrier") || !strcmp(what, "mix-barrier-final")) {
+    // MIX: midway: {{mw_barrier|mw_barrier_final}}: barrier 0x{{[0-9a-f]+}}: rank {{[0-9]+}} crossed it with {{mw_barrier|mw_barrier_final}} while rank(s) {{[0-9, ]+}} crossed it with {{mw_barrier|mw_barrier_final}} (every rank must call the same one)
+    // mix-barrier: the manager (rank 0) calls mw_barrier_final, the others mw_barrier
+    // (on shm, through the shared page); mix-barrier-final: the other way round.
+    const int final_here = (mw_rank() == 0) == !strcmp(what, "mix-barrier");
+    if (final_here) mw_barrier_final(&barrier);
+    else mw_barrier(&barrier);
   }
   mw_finalize();
   if (!strcmp(what, "after-finalize")) {
