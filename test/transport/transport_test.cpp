@@ -762,6 +762,75 @@ TEST_P(Wakeups, MessagesArrivingAroundTheHandBackAreHandledByTheServiceThread) {
 INSTANTIATE_TEST_SUITE_P(Transport, Wakeups, ::testing::Values("shm", "tcp;ofi_rxm"),
                          [](const auto &info) { return pretty(info.param); });
 
+// ---- Shared lines: words instead of messages, and the ring that goes with them ---------
+
+class SharedLines : public ::testing::TestWithParam<std::string> {};
+
+// Ranks 0 and 1 pass a count back and forth through their lines (each waits in
+// wait_shared for the other's store, then stores and rings): a ping-pong with no message.
+// Before each round rank 0 sleeps long enough for rank 1 to fall asleep on its
+// doorbell (its spin budget is 50 us of CPU), so every round's answer must come from
+// ring_waiter waking it, not from its timeout. Without a shared page (tcp) there are no
+// lines.
+TEST_P(SharedLines, AStoreAndRingWakeAPeerAsleepInWaitShared) {
+  JobOptions o;
+  o.nprocs = 3;  // rank 2 only looks on: its line stays zero
+  o.cfg.provider = GetParam();
+  o.cfg.all_local = true;
+  JobResult r = run_job(
+      o,
+      [](Child &c) {
+        c.start();
+        if (transport::wait_mode() != WaitMode::kDoorbell) {
+          EXPECT_EQ(transport::shared_line(c.rank()), nullptr);
+          c.barrier();
+          transport::close();
+          return;
+        }
+        transport::SharedLine *mine = transport::shared_line(c.rank());
+        ASSERT_NE(mine, nullptr);
+        EXPECT_EQ(reinterpret_cast<uintptr_t>(mine) % 64, 0u);
+        for (int w = 0; w < 8; ++w) EXPECT_EQ(mine->word[w].load(), 0u);  // a fresh page
+        c.barrier();
+        constexpr int kRounds = 6;
+        if (c.rank() < 2) {
+          const int peer = 1 - c.rank();
+          transport::SharedLine *theirs = transport::shared_line(peer);
+          for (uint64_t i = 1; i <= kRounds; ++i) {
+            if (c.rank() == 0) {
+              usleep(30'000);  // rank 1 is asleep by now, 70 ms before its timeout
+              const double t0 = now_s();
+              theirs->word[0].store(i, std::memory_order_release);
+              transport::ring_waiter(peer);
+              transport::wait_shared([&] { return mine->word[0].load(std::memory_order_acquire) >= i; },
+                                     false);
+              c.report(now_s() - t0);
+            } else {
+              transport::wait_shared([&] { return mine->word[0].load(std::memory_order_acquire) >= i; },
+                                     false);
+              theirs->word[0].store(i, std::memory_order_release);
+              transport::ring_waiter(peer);
+            }
+          }
+        }
+        c.barrier();
+        EXPECT_EQ(transport::shared_line(2)->word[0].load(), 0u);
+        transport::close();
+      },
+      child_failed);
+  ASSERT_TRUE(r.all_exited_zero());
+  if (GetParam() != "shm") return;
+  ASSERT_EQ(r.reports.size(), 6u);
+  std::vector<double> t = r.reports;
+  for (double x : t) std::printf("a round through shared lines, peer asleep: %.3f ms\n", x * 1e3);
+  // The middle one: a busy machine may delay one wake-up; a lost one delays them all.
+  std::sort(t.begin(), t.end());
+  EXPECT_LT(t[t.size() / 2], kLostWakeup);
+}
+
+INSTANTIATE_TEST_SUITE_P(Transport, SharedLines, ::testing::Values("shm", "tcp;ofi_rxm"),
+                         [](const auto &info) { return pretty(info.param); });
+
 // ---- Idle ranks use no CPU ---------------------------------------------------------------
 
 class Idle : public ::testing::TestWithParam<std::string> {};
