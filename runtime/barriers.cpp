@@ -211,27 +211,35 @@ std::vector<Run> lacking(const Barrier &k, int r) {
   return out;
 }
 
-// Releases rank r through its line (see above): the words, then the ring.
+// Releases rank r through its line (see above); the caller rings it after.
 void release_by_slot(int r) {
   transport::SharedLine *line = transport::shared_line(r);
   line->word[kReleaseClock].store(protocol::tick(), std::memory_order_relaxed);
   line->word[kReleaseSeq].store(++g_released[static_cast<size_t>(r)], std::memory_order_release);
-  transport::ring_waiter(r);
 }
 
 void complete(Barrier &k) {
   const uint64_t epoch = k.open;
   if (!k.final) {
     ReleaseExtra ex{epoch};
+    bool by_slot = false;
     for (int r = 0; r < protocol::nprocs(); ++r) {
       if (r == kManager) continue;
       std::vector<Run> runs = lacking(k, r);
-      if (runs.empty() && k.by_slot[static_cast<size_t>(r)])
+      if (runs.empty() && k.by_slot[static_cast<size_t>(r)]) {
         release_by_slot(r);
-      else
+        by_slot = true;
+      } else {
+        k.by_slot[static_cast<size_t>(r)] = 0;
         updates::send(r, MsgType::kBarrierData, MsgType::kBarrierRelease, k.addr, runs, &ex,
                       sizeof ex, protocol::tick());
+      }
     }
+    // The rings after all the stores: ring_waiter's fence then waits for them together,
+    // not for each in turn.
+    if (by_slot)
+      for (int r = 0; r < protocol::nprocs(); ++r)
+        if (k.by_slot[static_cast<size_t>(r)]) transport::ring_waiter(r);
   }
   k.open++;
   k.arrived = 0;
@@ -373,15 +381,16 @@ void init() {
 void cross(mw_barrier_t *b, bool final) {
   const char *call = call_of(final);
   protocol::check_object(call, "barrier", b, sizeof *b);
-  Barrier *k = record_of(b);
   stats::ScopedWait wait(stats::Wait::Barrier);
   transport::SharedLine *const line = transport::shared_line(me());
   const bool manager = me() == kManager;
+  Barrier *k = nullptr;
   uint64_t epoch = 0;
   std::vector<Run> runs;
   bool slot = false, arrived = false;
   {
     std::lock_guard<std::mutex> g(protocol::mu());
+    k = &get(reinterpret_cast<uintptr_t>(b));
     epoch = ++k->crossings;
     k->waiting = !final || manager;
     if (line) note_cpu(line);
@@ -450,20 +459,24 @@ void cross(mw_barrier_t *b, bool final) {
       take_slot_arrivals(transport::in_runtime_context());
       return k->released.load(std::memory_order_acquire) >= epoch;
     };
-    if (line)
+    if (taken()) {
+    } else if (line) {
       transport::wait_shared(taken, peer_on_my_cpu());
-    else if (!taken())
+    } else {
       transport::progress_until([&taken] { return taken(); });
+    }
   } else {
     const uint64_t want = k->slot_release;  // set and cleared by this thread only
     auto done = [k, epoch, line, want] {
       return k->released.load(std::memory_order_acquire) >= epoch ||
              (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want);
     };
-    if (want != 0)
+    if (done()) {
+    } else if (want != 0) {
       transport::wait_shared(done, peer_on_my_cpu());
-    else if (!done())
+    } else {
       transport::progress_until([&done] { return done(); });
+    }
   }
   std::lock_guard<std::mutex> g(protocol::mu());
   if (k->slot_release != 0) {
