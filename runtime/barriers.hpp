@@ -9,6 +9,11 @@
 // runs as they make. At a terminating barrier (mw_barrier_final) the updates stay at
 // the manager and the other ranks go on without waiting for a release.
 //
+// When every rank is on one host (the transport's shared page, transport::shared_line),
+// what moves no data takes no message: an arrival with nothing to send, and a release
+// with nothing in it, are a few words in the rank's shared line (barriers.cpp,
+// "Crossing through shared words").
+//
 // A rank that reaches mw_finalize tells every other rank (FINALIZING), so that a barrier
 // it will never cross stops the job with an error instead of hanging it.
 #pragma once
