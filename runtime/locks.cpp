@@ -467,11 +467,9 @@ void on_revoke_ack(const Header &h, Bytes payload) {
 // when that count has moved, which costs one load otherwise. Elsewhere (tcp) it looks
 // now and then, backing off while it finds nothing: after kFirstLook cached acquires,
 // then twice as many, up to kMaxLook, starting over at each acquire that sends a request.
-uint32_t g_mail_seen = 0;  // the application thread's, for transport::mail
-
 bool time_to_look(Lock &k) {
   if (protocol::nprocs() == 1) return false;
-  if (transport::has_mail_count()) return transport::mail(g_mail_seen);
+  if (transport::has_mail_count()) return transport::mail();
   if (++k.cached_run < k.look_after) return false;
   k.cached_run = 0;
   k.look_after = std::min(2 * k.look_after, kMaxLook);

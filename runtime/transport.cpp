@@ -342,7 +342,8 @@ struct State {
   std::atomic<uint64_t> next_id{1}, next_key{1};
   std::atomic<int> sends_in_flight{0}, reads_in_flight{0};
   std::atomic<uint64_t> bulk_in_flight{0};  // bytes of our rendezvous sends and receives under way
-  std::atomic<int> deferred_out{0};  // Bulk::kDeferred sends not yet read (not in bulk_in_flight)
+  std::atomic<int> deferred_out{0};
+  std::atomic<uint32_t> polled_at{0};  // Bell::posted as the last poll of the CQ began (mail())  // Bulk::kDeferred sends not yet read (not in bulk_in_flight)
 
   Handler handlers[static_cast<size_t>(MsgType::kEnd)] = {};
   Placer placers[static_cast<size_t>(MsgType::kEnd)] = {};
@@ -1088,6 +1089,8 @@ void retry_pending() {
 
 // One turn of progress, for the role holder. Returns how much it did.
 int poll_cq(bool run_handlers) {
+  // What peers had posted when this poll began: mail() compares against it.
+  if (g.bells) g.polled_at.store(g.bells[g.cfg.rank].posted.load(std::memory_order_seq_cst), std::memory_order_relaxed);
   if (!g.pending_reads.empty() || !g.pending_done.empty()) retry_pending();
   int n = 0;
   bool refilled = false;  // one fi_cq_read per turn: an empty one costs a provider progress
@@ -2284,12 +2287,9 @@ void set_stall_timeout(int ms) { g_stall_timeout_ms.store(ms, std::memory_order_
 std::string provider_name() { return g.provider; }
 WaitMode wait_mode() { return g.wait; }
 
-bool mail(uint32_t &seen) {
+bool mail() {
   if (g.wait != WaitMode::kDoorbell || !g.connected) return true;
-  const uint32_t now = g.bells[g.cfg.rank].posted.load(std::memory_order_relaxed);
-  if (now == seen) return false;
-  seen = now;
-  return true;
+  return g.bells[g.cfg.rank].posted.load(std::memory_order_relaxed) != g.polled_at.load(std::memory_order_relaxed);
 }
 
 bool has_mail_count() { return g.wait == WaitMode::kDoorbell; }

@@ -185,11 +185,13 @@ std::string provider_name();
 // How idle threads wait (kFd, kDoorbell or kSleep once open() has chosen).
 WaitMode wait_mode();
 
-// Has a peer posted a message to this rank since `seen` was last updated? One load of a
-// shared line when the ranks share a doorbell page (has_mail_count()): for a thread that
-// re-takes a cached lock in a loop and must notice a request without polling the CQ each
-// time. Without one, always true.
-bool mail(uint32_t &seen);
+// Has a peer posted a message to this rank since the last poll of its CQ began (by any
+// of its threads)? One load of a shared line, and one of a local word, when the ranks
+// share a doorbell page (has_mail_count()): for a thread that re-takes a cached lock in a
+// loop and must notice a request without polling the CQ each time. Messages already
+// taken (the acknowledgements a release waited for) do not count. Without a doorbell
+// page, always true.
+bool mail();
 bool has_mail_count();
 
 // A cache line per rank in the job's shared page, for a protocol step that needs a few
