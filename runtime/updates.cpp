@@ -29,7 +29,8 @@ size_t eager_limit() {
 
 // One message carrying `runs` (and `extra`, if any) as head and bulk.
 void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestamps::Run> runs,
-              const void *extra, size_t extra_len, uint64_t clock, transport::Bulk keep) {
+              std::span<const std::byte *const> from, const void *extra, size_t extra_len,
+              uint64_t clock, transport::Bulk keep) {
   Head hd{object, static_cast<uint32_t>(runs.size()), static_cast<uint32_t>(extra_len)};
   std::vector<std::byte> head(sizeof hd + runs.size() * sizeof(RunDesc) + extra_len);
   std::vector<iovec> bulk;
@@ -39,7 +40,8 @@ void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestam
     const timestamps::Run &r = runs[k];
     RunDesc d{r.addr, r.len, r.stamp};
     std::memcpy(head.data() + sizeof hd + k * sizeof d, &d, sizeof d);
-    bulk.push_back({reinterpret_cast<void *>(r.addr), r.len});
+    const std::byte *src = from.empty() ? reinterpret_cast<const std::byte *>(r.addr) : from[k];
+    bulk.push_back({const_cast<std::byte *>(src), r.len});
   }
   if (extra_len) std::memcpy(head.data() + sizeof hd + runs.size() * sizeof(RunDesc), extra, extra_len);
   iovec h{head.data(), head.size()};
@@ -50,7 +52,7 @@ void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestam
 
 void send(int dest, MsgType part, MsgType last, uintptr_t object,
           std::span<const timestamps::Run> runs, const void *extra, size_t extra_len,
-          uint64_t clock, transport::Bulk keep) {
+          uint64_t clock, transport::Bulk keep, std::span<const std::byte *const> from) {
   // Each message is a batch of runs. When they do not all fit one eager message, short
   // runs go first, as many to a message as fit eagerly; long ones then go
   // kMaxRunsPerMessage to a message, by rendezvous. The runs of one update are disjoint,
@@ -59,32 +61,40 @@ void send(int dest, MsgType part, MsgType last, uintptr_t object,
   size_t whole = 0;
   for (const timestamps::Run &r : runs) whole += sizeof(RunDesc) + r.len;
   if (runs.size() <= kMaxRunsPerMessage && whole <= budget)
-    return send_one(dest, last, object, runs, extra, extra_len, clock, keep);
+    return send_one(dest, last, object, runs, from, extra, extra_len, clock, keep);
   std::vector<timestamps::Run> ordered;
+  std::vector<const std::byte *> ordered_from;  // with `from`: where each of `ordered` lies
   std::vector<std::pair<size_t, size_t>> batches;  // [begin, end) in `ordered`
+  auto add = [&](size_t k) {
+    ordered.push_back(runs[k]);
+    if (!from.empty()) ordered_from.push_back(from[k]);
+  };
   size_t room = 0;
-  for (const timestamps::Run &r : runs)
-    if (r.len <= kCopyMax) {
-      const size_t need = sizeof(RunDesc) + r.len;
+  for (size_t k = 0; k < runs.size(); ++k)
+    if (runs[k].len <= kCopyMax) {
+      const size_t need = sizeof(RunDesc) + runs[k].len;
       if (batches.empty() || need > room || batches.back().second - batches.back().first == kMaxRunsPerMessage) {
         batches.emplace_back(ordered.size(), ordered.size());
         room = budget;
       }
-      ordered.push_back(r);
+      add(k);
       batches.back().second++;
       room -= need;
     }
-  for (size_t k = 0; const timestamps::Run &r : runs)
-    if (r.len > kCopyMax) {
-      if (k++ % kMaxRunsPerMessage == 0) batches.emplace_back(ordered.size(), ordered.size());
-      ordered.push_back(r);
+  for (size_t k = 0, n = 0; k < runs.size(); ++k)
+    if (runs[k].len > kCopyMax) {
+      if (n++ % kMaxRunsPerMessage == 0) batches.emplace_back(ordered.size(), ordered.size());
+      add(k);
       batches.back().second++;
     }
   for (size_t b = 0; b < batches.size(); ++b) {
     const bool final = b + 1 == batches.size();
-    std::span<const timestamps::Run> batch(ordered.data() + batches[b].first, batches[b].second - batches[b].first);
-    send_one(dest, final ? last : part, object, batch, final ? extra : nullptr, final ? extra_len : 0, clock,
-             keep);
+    const size_t first = batches[b].first, n = batches[b].second - batches[b].first;
+    std::span<const timestamps::Run> batch(ordered.data() + first, n);
+    std::span<const std::byte *const> batch_from;
+    if (!from.empty()) batch_from = std::span<const std::byte *const>(ordered_from.data() + first, n);
+    send_one(dest, final ? last : part, object, batch, batch_from, final ? extra : nullptr,
+             final ? extra_len : 0, clock, keep);
   }
 }
 

@@ -38,10 +38,13 @@ struct RunDesc {
 inline constexpr uint32_t kMaxRunsPerMessage = 256;
 
 // Sends `runs` (read from their addresses here) and `extra` to dest; `keep` as for
-// transport::send (a lock grant defers: see locks.cpp, grant()).
+// transport::send (a lock grant defers: see locks.cpp, grant()). `from`, if not empty,
+// says where each run's bytes are read instead (a copy taken earlier: the processor-
+// consistency flusher's snapshot), one pointer per run.
 void send(int dest, transport::MsgType part, transport::MsgType last, uintptr_t object,
           std::span<const timestamps::Run> runs, const void *extra, size_t extra_len,
-          uint64_t clock, transport::Bulk keep = transport::Bulk::kWait);
+          uint64_t clock, transport::Bulk keep = transport::Bulk::kWait,
+          std::span<const std::byte *const> from = {});
 
 // The placer of every type that carries updates.
 void place(const transport::Header &h, std::span<const std::byte> head, std::vector<iovec> &where);
