@@ -1,12 +1,15 @@
 #include "copysets.hpp"
 
+#include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -37,6 +40,7 @@ enum : uint8_t {
   kFetching = 8,     // a fetch from the home is under way
   kPartlyBound = 16, // some of its bytes are bound: left out of its updates
   kHadCopy = 32,     // the page has been here before: its bytes are no longer its initial image
+  kFrozen = 64,      // protected for a moment (processor consistency): a fault here waits
 };
 
 struct PageMsg {  // COPYSET_ACK, COPYSET_LEAVE
@@ -117,6 +121,16 @@ std::atomic<size_t> g_leaving_count{0};
 
 struct sigaction g_previous_segv;
 
+// Freezing (copysets.hpp, "issue order"). A fault on a frozen page waits on g_thaws, a
+// futex word every thaw moves on; g_waiters says whether a thaw must wake anyone.
+std::atomic<uint32_t> g_thaws{0};
+std::atomic<uint32_t> g_waiters{0};
+// A fault on a present page that is not frozen: the freeze it met may have ended before
+// the handler looked. It is retried once per address and thaw; a second fault with no
+// thaw between is a real one and is reported.
+std::atomic<uintptr_t> g_retried_at{0};
+std::atomic<uint32_t> g_retried_thaws{0};
+
 uint64_t bit(int r) { return uint64_t{1} << r; }
 size_t index_of(uintptr_t page) { return (page - window::kBase) / g_page; }
 uintptr_t page_of(uintptr_t a) { return a & ~(uintptr_t{g_page} - 1); }
@@ -164,6 +178,64 @@ void make_rw(uintptr_t page) {
 void make_none(uintptr_t page) {
   if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_NONE) != 0)
     fatal_errno("mw_discard", "cannot protect shared page 0x%lx", static_cast<unsigned long>(page));
+}
+
+// ---- Freezing ----
+
+// mprotect on `pages` (sorted, distinct), contiguous ones in one call.
+void protect(const std::vector<uintptr_t> &pages, int prot) {
+  for (size_t i = 0; i < pages.size();) {
+    size_t j = i + 1;
+    while (j < pages.size() && pages[j] == pages[j - 1] + g_page) ++j;
+    if (mprotect(reinterpret_cast<void *>(pages[i]), (j - i) * g_page, prot) != 0)
+      fatal_errno("processor consistency", "cannot %s shared pages [0x%lx, +%zu)",
+                  prot == (PROT_READ | PROT_WRITE) ? "unprotect" : "protect",
+                  static_cast<unsigned long>(pages[i]), (j - i) * g_page);
+    i = j;
+  }
+}
+
+// Freezes present pages (sorted, distinct; under g_mu, under the progress role): the state
+// first, so that a fault the protection causes finds it. A home page that has no state
+// entry yet gets its state spelled out, so that it still reads as present meanwhile.
+void freeze(const std::vector<uintptr_t> &pages, int prot) {
+  for (uintptr_t page : pages)
+    g_state[index_of(page)].store(static_cast<uint8_t>(state(page) | kFrozen), std::memory_order_seq_cst);
+  protect(pages, prot);
+}
+
+// The protection back first, then the state: a fault that finds the page no longer
+// frozen may retry at once. Then wakes the faults that wait.
+void thaw(const std::vector<uintptr_t> &pages) {
+  protect(pages, PROT_READ | PROT_WRITE);
+  for (uintptr_t page : pages)
+    g_state[index_of(page)].fetch_and(static_cast<uint8_t>(~kFrozen), std::memory_order_seq_cst);
+  g_thaws.fetch_add(1, std::memory_order_seq_cst);
+  if (g_waiters.load(std::memory_order_seq_cst) > 0)
+    syscall(SYS_futex, &g_thaws, FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// In the fault handler: if `page` is frozen, waits until it is not and returns true (the
+// access is then retried). Async-signal-safe: atomics and system calls only.
+bool wait_thawed(uintptr_t page) {
+  std::atomic<uint8_t> &st = g_state[index_of(page)];
+  if (!(st.load(std::memory_order_seq_cst) & kFrozen)) return false;
+  // A freeze lasts a few microseconds: look a little before sleeping.
+  for (int i = 0; i < 200; ++i) {
+    if (!(st.load(std::memory_order_acquire) & kFrozen)) return true;
+    __builtin_ia32_pause();
+  }
+  for (;;) {
+    const uint32_t seen = g_thaws.load(std::memory_order_seq_cst);
+    g_waiters.fetch_add(1, std::memory_order_seq_cst);
+    // Either the thaw clears the bit after this look, and then sees g_waiters and wakes
+    // (or has moved g_thaws past `seen`, and the wait returns at once); or the look sees
+    // the bit clear.
+    const bool frozen = st.load(std::memory_order_seq_cst) & kFrozen;
+    if (frozen) syscall(SYS_futex, &g_thaws, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
+    g_waiters.fetch_sub(1, std::memory_order_seq_cst);
+    if (!frozen) return true;
+  }
 }
 
 void send_head(int dest, MsgType type, const void *head, size_t len, const void *bulk = nullptr,
@@ -479,6 +551,7 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
   const bool in_window = a >= window::kBase && a < window::kEnd;
   if (in_window && g_enabled) {
     const uintptr_t page = page_of(a);
+    if (wait_thawed(page)) return;  // frozen for a moment (processor consistency): retried
     const int home = home_of(page);
     if (transport::in_runtime_context()) {
       say("segmentation fault at %p: the runtime's own code touched shared page %p, which is "
@@ -495,6 +568,16 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
       say("segmentation fault at %p: in the shared heap of rank %d, but not in memory it "
           "allocated with mw_malloc", si->si_addr, home);
     } else {
+      // Present and not frozen: the freeze this access met may have ended before the look
+      // above. Retried once per address and thaw; faulting again with no thaw between, it
+      // is a real fault.
+      const uint32_t thaws = g_thaws.load(std::memory_order_seq_cst);
+      if (g_retried_at.load(std::memory_order_relaxed) != a ||
+          g_retried_thaws.load(std::memory_order_relaxed) != thaws) {
+        g_retried_at.store(a, std::memory_order_relaxed);
+        g_retried_thaws.store(thaws, std::memory_order_relaxed);
+        return;
+      }
       say("segmentation fault at %p (shared page %p is present on this rank)", si->si_addr,
           reinterpret_cast<void *>(page));
     }
@@ -699,6 +782,45 @@ unsigned shortest_flush_us() {
   if (protocol::model() == protocol::Model::kProcessor)
     return g_min_flush_us ? std::min(g_min_flush_us, protocol::pc_interval_us()) : protocol::pc_interval_us();
   return g_min_flush_us;
+}
+
+void snapshot(const std::vector<uintptr_t> &marked, TakeFn take, void *arg) {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<SharedPage> pages;
+  std::vector<uintptr_t> frozen, more;
+  auto add = [&](uintptr_t page, const Info &in, unsigned us) {
+    const bool partly = (state(page) & kPartlyBound) != 0;
+    pages.push_back({page, in.members, us, partly});
+    if (!partly) more.push_back(page);
+  };
+  for (uintptr_t page : marked) {
+    auto it = g_shared.find(page);
+    if (it == g_shared.end()) continue;
+    if (unsigned us = flush_us_of(*it->second)) add(page, *it->second, us);
+  }
+  // The application's stores that a frozen page holds must come with every store it
+  // issued before them: those may lie on processor-consistent pages that had no marks
+  // when `marked` was made. They have marks by the time the later store's page is frozen
+  // (a store's mark is set before the next store is issued), so freeze every such page
+  // too, and look again, until a look after the last freeze finds no page with marks
+  // left out. A store to a page after its freeze faults and waits, so none issued after
+  // it is in memory: what the frozen pages hold is a prefix of the application's stores.
+  while (!more.empty()) {
+    freeze(more, PROT_READ);
+    frozen.insert(frozen.end(), more.begin(), more.end());
+    more.clear();
+    for (const auto &[page, in] : g_shared) {
+      const uint8_t st = g_state[index_of(page)].load(std::memory_order_relaxed);
+      if (st & (kFrozen | kPartlyBound)) continue;
+      const unsigned us = flush_us_of(*in);
+      if (us == 0 || dirty::next(page, page + g_page, true) == page + g_page) continue;
+      add(page, *in, us);  // not frozen and not bound in part: not among `pages` yet
+    }
+  }
+  std::sort(pages.begin(), pages.end(), [](const SharedPage &x, const SharedPage &y) { return x.page < y.page; });
+  std::sort(frozen.begin(), frozen.end());
+  take(arg, pages, g_bound.ranges());
+  if (!frozen.empty()) thaw(frozen);
 }
 
 void apply_update(uintptr_t addr, const std::byte *data, size_t len) {

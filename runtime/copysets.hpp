@@ -34,6 +34,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
+#include <type_traits>
 #include <vector>
 
 #include "bindings.hpp"
@@ -101,6 +103,42 @@ std::vector<SharedPage> shared_pages(const std::vector<uintptr_t> &among, bool p
 Bindings bound_ranges();
 // The shortest flush interval of any processor-consistent page (0: none).
 unsigned shortest_flush_us();
+
+// ---- Processor consistency: issue order across locations ----
+//
+// A rank's stores to processor-consistent data reach every other rank in the order they
+// were issued. The flusher thread takes marks and copies data while the application
+// goes on writing. It first freezes the pages (read-only, kFrozen): mprotect returns
+// after the TLB shootdown, so the application's earlier stores are in memory and any
+// later one to those pages faults, and waits in the fault handler until the thaw. What
+// it takes then is a prefix of the application's stores (see snapshot()).
+//
+// A fault on a frozen page waits for the thaw and retries the access. Freezing happens
+// only under the progress role (the flusher inside transport::as_handler), so two
+// freezes never overlap, and the application thread holds no runtime lock while it
+// touches shared data, so its wait cannot block the thaw. Pages bound in part are not
+// frozen: a grant's or a barrier's data may land there by RMA read (process_vm_readv
+// fails on a protected page); their unbound bytes keep only per-location order.
+
+// The flusher's snapshot of the processor-consistent pages of `marked` that are
+// copyset pages (shared_pages(marked, true)): freezes them (all but the ones bound in
+// part), then freezes as well every other processor-consistent page that has marks by
+// then (a store the application issued before one a frozen page holds must be taken
+// too; repeated until none is left), calls take() with the pages, in address order, and
+// the bound ranges to leave out, and thaws. take() must copy what it sends (the pages
+// change once thawed) and must not call into this module (its lock is held). Under
+// the progress role (transport::as_handler).
+using TakeFn = void (*)(void *arg, const std::vector<SharedPage> &pages, const std::vector<Range> &bound);
+void snapshot(const std::vector<uintptr_t> &marked, TakeFn take, void *arg);
+template <class F>
+void snapshot(const std::vector<uintptr_t> &marked, F &&take) {
+  snapshot(
+      marked,
+      [](void *a, const std::vector<SharedPage> &pages, const std::vector<Range> &bound) {
+        (*static_cast<std::remove_reference_t<F> *>(a))(pages, bound);
+      },
+      &take);
+}
 
 // An update for `page` arrived: lands at the page if it is present, is kept until the
 // page arrives if a fetch is under way, and is dropped otherwise (this rank left the

@@ -54,34 +54,79 @@ std::vector<uintptr_t> marked_pages(bool pc_only) {
 // Takes the marks of those pages and sends them to the pages' other members: one message
 // per member. Returns how many messages want an acknowledgement. Runs as a handler does
 // (transport::as_handler), so that no copyset join is handled between reading a page's
-// members and sending to them.
-int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_ack) {
-  const std::vector<copysets::SharedPage> pages = copysets::shared_pages(marked, pc_only);
-  if (pages.empty()) return 0;
+// members and sending to them. `copy` (the flusher, processor-consistent pages only):
+// the application thread goes on writing meanwhile, so the marks and the data are taken
+// from a snapshot of the pages (copysets::snapshot), a prefix of its stores, and sent
+// from that copy; a release's flush runs on the application thread itself and sends the
+// data from where it lies.
+int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_ack, bool copy) {
   const int me = protocol::rank(), np = protocol::nprocs();
-  Bindings keep;
-  for (const auto &p : pages)
-    if (p.partly_bound) {
-      keep = copysets::bound_ranges();
-      break;
+  const size_t ps = copysets::page_size();
+  std::vector<copysets::SharedPage> pages;
+  std::vector<Range> runs;                 // every page's, in page order
+  std::vector<size_t> first;               // pages[i]'s runs: [first[i], first[i + 1])
+  std::vector<std::byte> data;             // with `copy`: the runs' bytes, in order
+  auto take = [&](const std::vector<copysets::SharedPage> &found, const std::vector<Range> &bound) {
+    const std::vector<Range> none;
+    pages = found;
+    for (const auto &p : pages) {
+      first.push_back(runs.size());
+      dirty::take(p.page, ps, p.partly_bound ? bound : none, runs);
     }
-  const std::vector<Range> none;
+    first.push_back(runs.size());
+    if (!copy) return;
+    size_t total = 0;
+    for (const Range &r : runs) total += r.len;
+    data.resize(total);
+    size_t at = 0;
+    for (const Range &r : runs) {
+      std::memcpy(data.data() + at, reinterpret_cast<const void *>(r.addr), r.len);
+      at += r.len;
+    }
+  };
+  if (copy) {
+    copysets::snapshot(marked, take);
+  } else {
+    std::vector<copysets::SharedPage> found = copysets::shared_pages(marked, pc_only);
+    if (found.empty()) return 0;
+    Bindings keep;
+    for (const auto &p : found)
+      if (p.partly_bound) {
+        keep = copysets::bound_ranges();
+        break;
+      }
+    take(found, keep.ranges());
+  }
+  if (runs.empty()) return 0;
+  std::vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in `data`
+  if (copy) {
+    at.reserve(runs.size());
+    size_t off = 0;
+    for (const Range &r : runs) {
+      at.push_back(data.data() + off);
+      off += r.len;
+    }
+  }
   std::vector<std::vector<timestamps::Run>> to(static_cast<size_t>(np));
-  std::vector<Range> runs;
-  for (const auto &p : pages) {
-    runs.clear();
-    dirty::take(p.page, copysets::page_size(), p.partly_bound ? keep.ranges() : none, runs);
-    if (!runs.empty()) copysets::written(p.page);
+  std::vector<std::vector<const std::byte *>> to_from(static_cast<size_t>(np));
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const auto &p = pages[i];
+    if (first[i] == first[i + 1]) continue;
+    copysets::written(p.page);
     for (int m = 0; m < np; ++m)
       if (m != me && (p.members >> m & 1))
-        for (const Range &r : runs) to[static_cast<size_t>(m)].push_back({r.addr, r.len, 0});
+        for (size_t k = first[i]; k < first[i + 1]; ++k) {
+          to[static_cast<size_t>(m)].push_back({runs[k].addr, runs[k].len, 0});
+          if (copy) to_from[static_cast<size_t>(m)].push_back(at[k]);
+        }
   }
   UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
   int sent = 0;
   for (int m = 0; m < np; ++m) {
     auto &runs_m = to[static_cast<size_t>(m)];
     if (runs_m.empty()) continue;
-    updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, 0);
+    updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, 0,
+                  transport::Bulk::kWait, to_from[static_cast<size_t>(m)]);
     ++sent;
   }
   return sent;
@@ -145,7 +190,7 @@ void flusher() {
     if (copysets::shared_page_count() > 0) {
       const std::vector<uintptr_t> marked = marked_pages(true);
       if (!marked.empty())
-        transport::as_handler([&] { g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, true, true))); });
+        transport::as_handler([&] { g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, true, true, true))); });
     }
     lk.lock();
   }
@@ -167,7 +212,7 @@ void flush() {
   uint64_t want = 0;
   const std::vector<uintptr_t> marked = marked_pages(false);
   transport::as_handler([&] {
-    g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true)));
+    g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true, false)));
     want = g_asked.load();  // the flusher's messages sent before these included
   });
   if (g_acks.load(std::memory_order_acquire) < want)
