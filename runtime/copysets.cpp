@@ -1,5 +1,6 @@
 #include "copysets.hpp"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -130,6 +131,12 @@ std::atomic<uint32_t> g_waiters{0};
 // thaw between is a real one and is reported.
 std::atomic<uintptr_t> g_retried_at{0};
 std::atomic<uint32_t> g_retried_thaws{0};
+int g_mem = -1;  // /proc/self/mem: writes there ignore page protection
+thread_local bool t_app = false;  // the application thread (the one that called mw_init)
+// Runs of processor-consistent pages from the messages of a flush before its last, by
+// sender (under g_mu): they land with the last.
+std::vector<std::vector<std::pair<uintptr_t, std::vector<std::byte>>>> &g_deferred =
+    *new std::vector<std::vector<std::pair<uintptr_t, std::vector<std::byte>>>>;
 
 uint64_t bit(int r) { return uint64_t{1} << r; }
 size_t index_of(uintptr_t page) { return (page - window::kBase) / g_page; }
@@ -235,6 +242,33 @@ bool wait_thawed(uintptr_t page) {
     if (frozen) syscall(SYS_futex, &g_thaws, FUTEX_WAIT_PRIVATE, seen, nullptr, nullptr, 0);
     g_waiters.fetch_sub(1, std::memory_order_seq_cst);
     if (!frozen) return true;
+  }
+}
+
+// Writes len bytes at addr through /proc/self/mem (the page may be protected).
+void write_mem(uintptr_t addr, const std::byte *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = pwrite(g_mem, data, len, static_cast<off_t>(addr));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      fatal_errno("processor consistency", "cannot write %zu bytes at 0x%lx through /proc/self/mem", len,
+                  static_cast<unsigned long>(addr));
+    addr += static_cast<size_t>(n);
+    data += n;
+    len -= static_cast<size_t>(n);
+  }
+}
+
+void read_mem(uintptr_t addr, std::byte *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = pread(g_mem, data, len, static_cast<off_t>(addr));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      fatal_errno("processor consistency", "cannot read %zu bytes at 0x%lx through /proc/self/mem", len,
+                  static_cast<unsigned long>(addr));
+    addr += static_cast<size_t>(n);
+    data += n;
+    len -= static_cast<size_t>(n);
   }
 }
 
@@ -625,6 +659,14 @@ void init() {
   const uintptr_t end = window::layout().static_end;
   for (uintptr_t p = window::kBase; p < end; p += g_page)
     if (home_of(p) != g_me) make_none(p);
+  // Processor consistency applies updates through it from the service thread; opened
+  // now, as the application thread, before anything may fail to find /proc later.
+  g_mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+  if (g_mem < 0)
+    warn("mw_init", "cannot open /proc/self/mem (%s): updates of processor-consistent data keep "
+         "per-location order only", std::strerror(errno));
+  g_deferred.resize(static_cast<size_t>(g_np));
+  t_app = true;
   g_enabled = true;
   transport::on(MsgType::kPageRequest, on_page_request);
   transport::on(MsgType::kPageData, on_page_data);
@@ -823,16 +865,73 @@ void snapshot(const std::vector<uintptr_t> &marked, TakeFn take, void *arg) {
   if (!frozen.empty()) thaw(frozen);
 }
 
-void apply_update(uintptr_t addr, const std::byte *data, size_t len) {
-  const uintptr_t page = page_of(addr);
+namespace {
+
+bool processor_consistent_here(uintptr_t page) {
+  auto it = g_info.find(page);
+  if (it != g_info.end()) return flush_us_of(it->second) != 0;
+  return protocol::model() == protocol::Model::kProcessor && protocol::pc_interval_us() != 0;
+}
+
+// Runs on processor-consistent pages, all at once as the application sees them (under
+// g_mu). From a thread other than the application's, their pages are made inaccessible
+// while the bytes are written through /proc/self/mem.
+void land_together(std::vector<Piece> &pc) {
+  if (pc.empty()) return;
+  if (t_app || g_mem < 0) {
+    for (const Piece &p : pc) std::memcpy(reinterpret_cast<void *>(p.addr), p.data, p.len);
+    return;
+  }
+  std::sort(pc.begin(), pc.end(), [](const Piece &x, const Piece &y) { return x.addr < y.addr; });
+  std::vector<uintptr_t> pages;
+  for (const Piece &p : pc)
+    if (pages.empty() || pages.back() != page_of(p.addr)) pages.push_back(page_of(p.addr));
+  freeze(pages, PROT_NONE);
+  std::vector<std::byte> span;
+  for (size_t i = 0; i < pc.size();) {
+    size_t j = i + 1;
+    while (j < pc.size() && page_of(pc[j].addr) == page_of(pc[i].addr)) ++j;
+    if (j - i <= 2) {  // a system call a run
+      for (size_t k = i; k < j; ++k) write_mem(pc[k].addr, pc[k].data, pc[k].len);
+    } else {  // more: the page's bytes from the first run to the last, read, overlaid, written
+      const uintptr_t from = pc[i].addr, to = pc[j - 1].addr + pc[j - 1].len;
+      span.resize(to - from);
+      read_mem(from, span.data(), span.size());
+      for (size_t k = i; k < j; ++k) std::memcpy(span.data() + (pc[k].addr - from), pc[k].data, pc[k].len);
+      write_mem(from, span.data(), span.size());
+    }
+    i = j;
+  }
+  thaw(pages);
+}
+
+}  // namespace
+
+void apply_update(int sender, std::span<const Piece> pieces, bool last) {
   std::lock_guard<std::mutex> g(g_mu);
-  uint8_t s = state(page);
-  if (s & kPresent) {
-    std::memcpy(reinterpret_cast<void *>(addr), data, len);
-    if (home_of(page) == g_me) info(page).written = true;
-  } else if (s & kFetching) {
-    g_stashed.emplace_back(addr, std::vector<std::byte>(data, data + len));
-  }  // else: this rank left the copyset while the update was in flight
+  auto &later = g_deferred[static_cast<size_t>(sender)];
+  std::vector<Piece> pc;
+  auto one = [&](const Piece &p) {
+    const uintptr_t page = page_of(p.addr);
+    const uint8_t s = state(page);
+    if (s & kPresent) {
+      if (home_of(page) == g_me) info(page).written = true;
+      if (!(s & kPartlyBound) && processor_consistent_here(page)) {
+        if (last) pc.push_back(p);
+        else later.emplace_back(p.addr, std::vector<std::byte>(p.data, p.data + p.len));
+        return;
+      }
+      std::memcpy(reinterpret_cast<void *>(p.addr), p.data, p.len);
+    } else if (s & kFetching) {
+      g_stashed.emplace_back(p.addr, std::vector<std::byte>(p.data, p.data + p.len));
+    }  // else: this rank left the copyset while the update was in flight
+  };
+  if (last)  // the flush's earlier messages first: their runs came first
+    for (const auto &[addr, bytes] : later) one({addr, bytes.data(), bytes.size()});
+  for (const Piece &p : pieces) one(p);
+  if (!last) return;
+  land_together(pc);
+  later.clear();
 }
 
 }  // namespace mw::copysets

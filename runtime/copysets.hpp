@@ -107,16 +107,24 @@ unsigned shortest_flush_us();
 // ---- Processor consistency: issue order across locations ----
 //
 // A rank's stores to processor-consistent data reach every other rank in the order they
-// were issued. The flusher thread takes marks and copies data while the application
-// goes on writing. It first freezes the pages (read-only, kFrozen): mprotect returns
-// after the TLB shootdown, so the application's earlier stores are in memory and any
-// later one to those pages faults, and waits in the fault handler until the thaw. What
-// it takes then is a prefix of the application's stores (see snapshot()).
+// were issued. Two places need more than the marks for that, both where a thread other
+// than the application's touches the data while the application runs:
+//
+//  - The flusher thread takes marks and copies data while the application goes on
+//    writing. It first freezes the pages (read-only, kFrozen): mprotect returns after the
+//    TLB shootdown, so the application's earlier stores are in memory and any later one
+//    to those pages faults, and waits in the fault handler until the thaw. What it takes
+//    then is a prefix of the application's stores (see snapshot()).
+//  - An update applied by the service thread while the application reads: the pages it
+//    touches are made inaccessible (kFrozen) while the runs are written through
+//    /proc/self/mem, which ignores page protection; the application sees all of them
+//    or none. On the application thread (a handler run by progress_until) the runs are
+//    written directly: the application is not reading meanwhile.
 //
 // A fault on a frozen page waits for the thaw and retries the access. Freezing happens
-// only under the progress role (the flusher inside transport::as_handler), so two
-// freezes never overlap, and the application thread holds no runtime lock while it
-// touches shared data, so its wait cannot block the thaw. Pages bound in part are not
+// only under the progress role (a handler, or the flusher inside transport::as_handler),
+// so two freezes never overlap, and the application thread holds no runtime lock while
+// it touches shared data, so its wait cannot block the thaw. Pages bound in part are not
 // frozen: a grant's or a barrier's data may land there by RMA read (process_vm_readv
 // fails on a protected page); their unbound bytes keep only per-location order.
 
@@ -140,9 +148,18 @@ void snapshot(const std::vector<uintptr_t> &marked, F &&take) {
       &take);
 }
 
-// An update for `page` arrived: lands at the page if it is present, is kept until the
-// page arrives if a fetch is under way, and is dropped otherwise (this rank left the
-// copyset while the update was in flight). Called by the update handler.
-void apply_update(uintptr_t addr, const std::byte *data, size_t len);
+// One run of an arriving update: len bytes for addr (within one page), read from data.
+struct Piece {
+  uintptr_t addr;
+  const std::byte *data;
+  size_t len;
+};
+// An update message from `sender` arrived (`last`: the final message of its flush). Each
+// run lands at its page if the page is present, is kept until the page arrives if a
+// fetch is under way, and is dropped otherwise (this rank left the copyset while the
+// update was in flight). Runs on processor-consistent pages land together, with the
+// last message of the flush (the earlier ones' are kept until then), frozen unless on
+// the application thread. Called by the update handlers.
+void apply_update(int sender, std::span<const Piece> pieces, bool last);
 
 }  // namespace mw::copysets

@@ -133,7 +133,8 @@ int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_a
 }
 
 // An update message: head (updates.hpp) then the runs' bytes. Each run lies in one page;
-// copysets::apply_update puts it there (or keeps it while the page is being fetched).
+// copysets::apply_update puts it there (or keeps it while the page is being fetched, or
+// until the flush's last message if its page is processor consistent).
 void apply(const Header &h, Bytes payload, bool last) {
   updates::Head hd;
   if (payload.size() < sizeof hd) protocol::malformed(h, "shorter than an update head");
@@ -146,17 +147,20 @@ void apply(const Header &h, Bytes payload, bool last) {
   const std::byte *data = payload.data() + head_len;
   size_t left = payload.size() - head_len;
   const uintptr_t page = copysets::page_size();
+  std::vector<copysets::Piece> pieces;
+  pieces.reserve(hd.nruns);
   for (uint32_t k = 0; k < hd.nruns; ++k) {
     updates::RunDesc d;
     std::memcpy(&d, payload.data() + sizeof hd + k * sizeof d, sizeof d);
     if (d.len == 0 || d.len > left || !window::contains(reinterpret_cast<void *>(d.addr), d.len) ||
         (d.addr & ~(page - 1)) != ((d.addr + d.len - 1) & ~(page - 1)))
       protocol::malformed(h, "a run outside the shared window, across pages, or past the data");
-    copysets::apply_update(d.addr, data, d.len);
+    pieces.push_back({static_cast<uintptr_t>(d.addr), data, static_cast<size_t>(d.len)});
     data += d.len;
     left -= d.len;
   }
   if (left != 0) protocol::malformed(h, "data beyond its runs");
+  copysets::apply_update(h.sender, pieces, last);
   if (last) {
     UpdateExtra ex;
     std::memcpy(&ex, payload.data() + head_len - extra, sizeof ex);
