@@ -22,12 +22,8 @@
  *   --spin       readers poll without pausing.
  * Prints "rc-pc-order: FAIL ..." with how often the order was broken, and exits 1.
  *
- * KNOWN TO FAIL (issue 5 report): the dirty map records which bytes were written, not in
- * what order, and the flusher thread reads the marks and then the data while the writer
- * goes on writing, so a flush can carry count = c without the store of data[c % N] that
- * preceded it (it is marked after the flusher passed it); and a receiver applies a
- * flush's runs in address order while its application reads them. Per-location order (a
- * word's values never go back) holds and is what pc.c checks.
+ * The runtime orders a flush's stores by freezing the pages it takes (copysets.hpp,
+ * "issue order"); pc.c checks per-location order, delivery and the flush interval.
  */
 #include "rc_test.h"
 
