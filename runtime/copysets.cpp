@@ -826,9 +826,9 @@ unsigned shortest_flush_us() {
   return g_min_flush_us;
 }
 
-void snapshot(const std::vector<uintptr_t> &marked, TakeFn take, void *arg) {
+void snapshot(const std::vector<uintptr_t> &marked, Snapshot &out) {
   std::lock_guard<std::mutex> g(g_mu);
-  std::vector<SharedPage> pages;
+  std::vector<SharedPage> &pages = out.pages;
   std::vector<uintptr_t> frozen, more;
   auto add = [&](uintptr_t page, const Info &in, unsigned us) {
     const bool partly = (state(page) & kPartlyBound) != 0;
@@ -861,7 +861,20 @@ void snapshot(const std::vector<uintptr_t> &marked, TakeFn take, void *arg) {
   }
   std::sort(pages.begin(), pages.end(), [](const SharedPage &x, const SharedPage &y) { return x.page < y.page; });
   std::sort(frozen.begin(), frozen.end());
-  take(arg, pages, g_bound.ranges());
+  const std::vector<Range> none;
+  for (const SharedPage &p : pages) {
+    out.first.push_back(out.runs.size());
+    dirty::take(p.page, g_page, p.partly_bound ? g_bound.ranges() : none, out.runs);
+  }
+  out.first.push_back(out.runs.size());
+  size_t total = 0;
+  for (const Range &r : out.runs) total += r.len;
+  out.data.resize(total);
+  std::byte *to = out.data.data();
+  for (const Range &r : out.runs) {
+    std::memcpy(to, reinterpret_cast<const void *>(r.addr), r.len);
+    to += r.len;
+  }
   if (!frozen.empty()) thaw(frozen);
 }
 

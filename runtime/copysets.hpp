@@ -35,7 +35,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
-#include <type_traits>
 #include <vector>
 
 #include "bindings.hpp"
@@ -132,21 +131,15 @@ unsigned shortest_flush_us();
 // copyset pages (shared_pages(marked, true)): freezes them (all but the ones bound in
 // part), then freezes as well every other processor-consistent page that has marks by
 // then (a store the application issued before one a frozen page holds must be taken
-// too; repeated until none is left), calls take() with the pages, in address order, and
-// the bound ranges to leave out, and thaws. take() must copy what it sends (the pages
-// change once thawed) and must not call into this module (its lock is held). Under
-// the progress role (transport::as_handler).
-using TakeFn = void (*)(void *arg, const std::vector<SharedPage> &pages, const std::vector<Range> &bound);
-void snapshot(const std::vector<uintptr_t> &marked, TakeFn take, void *arg);
-template <class F>
-void snapshot(const std::vector<uintptr_t> &marked, F &&take) {
-  snapshot(
-      marked,
-      [](void *a, const std::vector<SharedPage> &pages, const std::vector<Range> &bound) {
-        (*static_cast<std::remove_reference_t<F> *>(a))(pages, bound);
-      },
-      &take);
-}
+// too; repeated until none is left), takes their marks (leaving out bound bytes),
+// copies the marked bytes, and thaws. Under the progress role (transport::as_handler).
+struct Snapshot {
+  std::vector<SharedPage> pages;  // in address order
+  std::vector<Range> runs;        // the marked bytes taken, page by page, in address order
+  std::vector<size_t> first;      // pages[i]'s runs are runs[first[i] .. first[i + 1])
+  std::vector<std::byte> data;    // the runs' bytes, one after the other
+};
+void snapshot(const std::vector<uintptr_t> &marked, Snapshot &out);
 
 // One run of an arriving update: len bytes for addr (within one page), read from data.
 struct Piece {

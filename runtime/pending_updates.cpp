@@ -61,49 +61,35 @@ std::vector<uintptr_t> marked_pages(bool pc_only) {
 // data from where it lies.
 int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_ack, bool copy) {
   const int me = protocol::rank(), np = protocol::nprocs();
-  const size_t ps = copysets::page_size();
-  std::vector<copysets::SharedPage> pages;
-  std::vector<Range> runs;                 // every page's, in page order
-  std::vector<size_t> first;               // pages[i]'s runs: [first[i], first[i + 1])
-  std::vector<std::byte> data;             // with `copy`: the runs' bytes, in order
-  auto take = [&](const std::vector<copysets::SharedPage> &found, const std::vector<Range> &bound) {
-    const std::vector<Range> none;
-    pages = found;
-    for (const auto &p : pages) {
-      first.push_back(runs.size());
-      dirty::take(p.page, ps, p.partly_bound ? bound : none, runs);
-    }
-    first.push_back(runs.size());
-    if (!copy) return;
-    size_t total = 0;
-    for (const Range &r : runs) total += r.len;
-    data.resize(total);
-    size_t at = 0;
-    for (const Range &r : runs) {
-      std::memcpy(data.data() + at, reinterpret_cast<const void *>(r.addr), r.len);
-      at += r.len;
-    }
-  };
+  copysets::Snapshot snap;  // with `copy`: the data too; else only pages, runs and first
   if (copy) {
-    copysets::snapshot(marked, take);
+    copysets::snapshot(marked, snap);
   } else {
-    std::vector<copysets::SharedPage> found = copysets::shared_pages(marked, pc_only);
-    if (found.empty()) return 0;
+    snap.pages = copysets::shared_pages(marked, pc_only);
+    if (snap.pages.empty()) return 0;
     Bindings keep;
-    for (const auto &p : found)
+    for (const auto &p : snap.pages)
       if (p.partly_bound) {
         keep = copysets::bound_ranges();
         break;
       }
-    take(found, keep.ranges());
+    const std::vector<Range> none;
+    for (const auto &p : snap.pages) {
+      snap.first.push_back(snap.runs.size());
+      dirty::take(p.page, copysets::page_size(), p.partly_bound ? keep.ranges() : none, snap.runs);
+    }
+    snap.first.push_back(snap.runs.size());
   }
+  const std::vector<copysets::SharedPage> &pages = snap.pages;
+  const std::vector<Range> &runs = snap.runs;
+  const std::vector<size_t> &first = snap.first;
   if (runs.empty()) return 0;
-  std::vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in `data`
+  std::vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in the copy
   if (copy) {
     at.reserve(runs.size());
     size_t off = 0;
     for (const Range &r : runs) {
-      at.push_back(data.data() + off);
+      at.push_back(snap.data.data() + off);
       off += r.len;
     }
   }
