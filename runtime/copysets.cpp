@@ -886,11 +886,26 @@ bool processor_consistent_here(uintptr_t page) {
   return protocol::model() == protocol::Model::kProcessor && protocol::pc_interval_us() != 0;
 }
 
+// A run of one aligned word (1, 2, 4 or 8 bytes) lands in one store: the application
+// sees all of it or none, with no freeze (a flag, a counter).
+template <class T>
+bool store_word(const Piece &p) {
+  if (p.len != sizeof(T) || p.addr % sizeof(T) != 0) return false;
+  T v;
+  std::memcpy(&v, p.data, sizeof v);
+  __atomic_store_n(reinterpret_cast<T *>(p.addr), v, __ATOMIC_RELAXED);
+  return true;
+}
+bool one_store(const Piece &p) {
+  return store_word<uint64_t>(p) || store_word<uint32_t>(p) || store_word<uint16_t>(p) ||
+         store_word<uint8_t>(p);
+}
+
 // Runs on processor-consistent pages, all at once as the application sees them (under
 // g_mu). From a thread other than the application's, their pages are made inaccessible
 // while the bytes are written through /proc/self/mem.
 void land_together(std::vector<Piece> &pc) {
-  if (pc.empty()) return;
+  if (pc.empty() || (pc.size() == 1 && one_store(pc[0]))) return;
   if (t_app || g_mem < 0) {
     for (const Piece &p : pc) std::memcpy(reinterpret_cast<void *>(p.addr), p.data, p.len);
     return;
