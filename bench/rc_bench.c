@@ -22,6 +22,21 @@
  *       pushes the update to rank 1 and waits for its acknowledgement. Reported:
  *         release_us=       mean time per acquire + write + release (µs)
  *       and rank 1 checks that the last value arrived.
+ *   mwrun -n 2 rc_bench pc [N [R [US [SLEEP]]]]
+ *       processor consistency with no synchronization: N pages and a flag page, all
+ *       processor consistent (mw_processor_consistent, flush interval US, default 50)
+ *       and held by both ranks. Rank 0 writes a word of each of the N pages, then its
+ *       flag; rank 1 polls the flag (yielding between looks, or sleeping SLEEP µs if
+ *       given and not 0), checks that the N words
+ *       came with it (issue order), writes a word of its own in each of the N pages and
+ *       its flag; rank 0 polls for that. R round trips (default 2001), each carrying a
+ *       flush of N dirty pages and its apply in each direction. Reported at rank 0:
+ *         pc_oneway_us=     median over round trips of half the round trip (µs): a wait
+ *                           for the next flush (up to US, plus the timer's slack), the
+ *                           flush, the message and the apply
+ *         pc_oneway_min_us= the best
+ *         pc_order_broken_rank<r>= looks at rank r that found a flag before its words
+ *                           (issue order broken; must be 0)
  */
 #include <midway.h>
 #include <stdint.h>
@@ -29,6 +44,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sched.h>
 #include <unistd.h>
 
 #define PAGE 4096
@@ -36,6 +52,8 @@
 MW_SHARED _Alignas(4096) uint64_t *block_ptr[512];
 MW_SHARED _Alignas(4096) uint64_t release_word[512];
 MW_SHARED _Alignas(64) mw_lock_t release_lock;
+#define PC_MAX 256
+MW_SHARED _Alignas(4096) uint64_t pc_pages[PC_MAX + 1][PAGE / 8]; /* N pages, then the flags */
 MW_SHARED _Alignas(64) mw_barrier_t bench_barrier;
 
 static double now_s(void) {
@@ -141,6 +159,54 @@ static void release_bench(int n) {
   }
 }
 
+static int pc_sleep_us = 0;
+static void pc_pause(void) {
+  if (pc_sleep_us == 0) {
+    sched_yield();
+    return;
+  }
+  struct timespec t = {0, pc_sleep_us * 1000L};
+  nanosleep(&t, NULL);
+}
+
+static void pc_bench(int n, int rounds, unsigned us) {
+  const int me = mw_rank();
+  if (n < 1 || n > PC_MAX) {
+    fprintf(stderr, "rc_bench: pc: N from 1 to %d\n", PC_MAX);
+    exit(2);
+  }
+  mw_processor_consistent(pc_pages, (size_t)(n + 1) * PAGE, us);
+  volatile uint64_t *flag = &pc_pages[n][0], *answer = &pc_pages[n][8];
+  for (int k = 0; k <= n; k++) (void)*(volatile uint64_t *)pc_pages[k]; /* both hold every page */
+  mw_barrier(&bench_barrier);
+  double *rtt = calloc((size_t)rounds, sizeof *rtt);
+  long broken = 0;
+  for (uint64_t v = 1; v <= (uint64_t)rounds; v++) {
+    if (me == 0) {
+      double t0 = now_s();
+      for (int k = 0; k < n; k++) ((volatile uint64_t *)pc_pages[k])[0] = v;
+      *flag = v;
+      while (*answer != v) pc_pause();
+      rtt[v - 1] = (now_s() - t0) * 1e6;
+      for (int k = 0; k < n; k++) broken += ((volatile uint64_t *)pc_pages[k])[1] != v;
+    } else if (me == 1) {
+      while (*flag != v) pc_pause();
+      for (int k = 0; k < n; k++) broken += ((volatile uint64_t *)pc_pages[k])[0] != v;
+      for (int k = 0; k < n; k++) ((volatile uint64_t *)pc_pages[k])[1] = v;
+      *answer = v;
+    }
+  }
+  mw_barrier(&bench_barrier);
+  if (me == 0) {
+    double best = rtt[0];
+    for (int r = 1; r < rounds; r++) best = rtt[r] < best ? rtt[r] : best;
+    printf("pc_oneway_us=%.3f\n", median(rtt, rounds) / 2);
+    printf("pc_oneway_min_us=%.3f\n", best / 2);
+  }
+  if (me < 2) printf("pc_order_broken_rank%d=%ld\n", me, broken);
+  free(rtt);
+}
+
 int main(int argc, char **argv) {
   mw_init(&argc, &argv);
   if (mw_nprocs() < 2) {
@@ -157,8 +223,12 @@ int main(int argc, char **argv) {
     fault_bench(n, rounds, argc > 4 && !strcmp(argv[4], "unwritten"));
   } else if (!strcmp(mode, "release")) {
     release_bench(argc > 2 ? atoi(argv[2]) : 20000);
+  } else if (!strcmp(mode, "pc")) {
+    pc_sleep_us = argc > 5 ? atoi(argv[5]) : 0;
+    pc_bench(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atoi(argv[3]) : 2001,
+             argc > 4 ? (unsigned)atoi(argv[4]) : 50);
   } else {
-    fprintf(stderr, "rc_bench: unknown mode %s (fault, release)\n", mode);
+    fprintf(stderr, "rc_bench: unknown mode %s (fault, release, pc)\n", mode);
     return 2;
   }
   mw_finalize();
