@@ -22,7 +22,10 @@
 //
 // Order. A flush sends each member one message (split at 256 runs), its runs in address
 // order; a rank's messages arrive in the order it sent them, so each member sees this
-// rank's flushes in issue order.
+// rank's flushes in issue order. For processor-consistent data each flush is also a
+// prefix of this rank's stores (the flusher takes it from frozen pages) and lands at
+// once at the receiver (copysets.hpp, "issue order"), so stores to different locations
+// are seen in issue order too.
 #pragma once
 #include <cstddef>
 
