@@ -446,8 +446,8 @@ void cross(mw_barrier_t *b, bool final) {
   if (!k->waiting) return;
   // The wait. With a shared page the answer is most likely a store to a line (a slot
   // arrival at the manager, a slot release elsewhere): transport::wait_shared looks at
-  // the words before it takes the progress role, and not at all while a peer it waits
-  // for shares this CPU.
+  // the words a few times first, then progresses polling the CQ only when a message has
+  // come, and yields at once while a peer it waits for shares this CPU.
   if (manager) {
     // Slot arrivals are taken here, as the messages' handlers take theirs; only where a
     // handler could send (in the progress role) may taking them complete a crossing

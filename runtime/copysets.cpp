@@ -245,27 +245,15 @@ bool wait_thawed(uintptr_t page) {
   }
 }
 
-// Writes len bytes at addr through /proc/self/mem (the page may be protected).
-void write_mem(uintptr_t addr, const std::byte *data, size_t len) {
+// Writes (or reads) len bytes at addr through /proc/self/mem: the page may be protected.
+void mem_io(bool write, uintptr_t addr, std::byte *data, size_t len) {
   while (len > 0) {
-    ssize_t n = pwrite(g_mem, data, len, static_cast<off_t>(addr));
+    const ssize_t n = write ? pwrite(g_mem, data, len, static_cast<off_t>(addr))
+                            : pread(g_mem, data, len, static_cast<off_t>(addr));
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0)
-      fatal_errno("processor consistency", "cannot write %zu bytes at 0x%lx through /proc/self/mem", len,
-                  static_cast<unsigned long>(addr));
-    addr += static_cast<size_t>(n);
-    data += n;
-    len -= static_cast<size_t>(n);
-  }
-}
-
-void read_mem(uintptr_t addr, std::byte *data, size_t len) {
-  while (len > 0) {
-    ssize_t n = pread(g_mem, data, len, static_cast<off_t>(addr));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      fatal_errno("processor consistency", "cannot read %zu bytes at 0x%lx through /proc/self/mem", len,
-                  static_cast<unsigned long>(addr));
+      fatal_errno("processor consistency", "cannot %s %zu bytes at 0x%lx through /proc/self/mem",
+                  write ? "write" : "read", len, static_cast<unsigned long>(addr));
     addr += static_cast<size_t>(n);
     data += n;
     len -= static_cast<size_t>(n);
@@ -802,43 +790,26 @@ std::vector<SharedPage> shared_pages(bool pc_only) {
   return out;
 }
 
-std::vector<SharedPage> shared_pages(const std::vector<uintptr_t> &among, bool pc_only) {
-  std::lock_guard<std::mutex> g(g_mu);
-  std::vector<SharedPage> out;
-  for (uintptr_t page : among) {
-    auto it = g_shared.find(page);
-    if (it == g_shared.end()) continue;
-    unsigned us = flush_us_of(*it->second);
-    if (pc_only && us == 0) continue;
-    out.push_back({page, it->second->members, us, (state(page) & kPartlyBound) != 0});
-  }
-  return out;
-}
-
-Bindings bound_ranges() {
-  std::lock_guard<std::mutex> g(g_mu);
-  return g_bound;
-}
-
 unsigned shortest_flush_us() {
   if (protocol::model() == protocol::Model::kProcessor)
     return g_min_flush_us ? std::min(g_min_flush_us, protocol::pc_interval_us()) : protocol::pc_interval_us();
   return g_min_flush_us;
 }
 
-void snapshot(const std::vector<uintptr_t> &marked, Snapshot &out) {
+void take(const std::vector<uintptr_t> &marked, bool pc_only, bool copy, Snapshot &out) {
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<SharedPage> &pages = out.pages;
   std::vector<uintptr_t> frozen, more;
   auto add = [&](uintptr_t page, const Info &in, unsigned us) {
     const bool partly = (state(page) & kPartlyBound) != 0;
     pages.push_back({page, in.members, us, partly});
-    if (!partly) more.push_back(page);
+    if (copy && !partly) more.push_back(page);
   };
   for (uintptr_t page : marked) {
     auto it = g_shared.find(page);
     if (it == g_shared.end()) continue;
-    if (unsigned us = flush_us_of(*it->second)) add(page, *it->second, us);
+    const unsigned us = flush_us_of(*it->second);
+    if (!pc_only || us != 0) add(page, *it->second, us);
   }
   // The application's stores that a frozen page holds must come with every store it
   // issued before them: those may lie on processor-consistent pages that had no marks
@@ -867,6 +838,7 @@ void snapshot(const std::vector<uintptr_t> &marked, Snapshot &out) {
     dirty::take(p.page, g_page, p.partly_bound ? g_bound.ranges() : none, out.runs);
   }
   out.first.push_back(out.runs.size());
+  if (!copy) return;
   size_t total = 0;
   for (const Range &r : out.runs) total += r.len;
   out.data.resize(total);
@@ -881,6 +853,8 @@ void snapshot(const std::vector<uintptr_t> &marked, Snapshot &out) {
 namespace {
 
 bool processor_consistent_here(uintptr_t page) {
+  // No processor-consistent data here at all (the usual case): no lookup per run.
+  if (g_min_flush_us == 0 && protocol::model() != protocol::Model::kProcessor) return false;
   auto it = g_info.find(page);
   if (it != g_info.end()) return flush_us_of(it->second) != 0;
   return protocol::model() == protocol::Model::kProcessor && protocol::pc_interval_us() != 0;
@@ -920,13 +894,13 @@ void land_together(std::vector<Piece> &pc) {
     size_t j = i + 1;
     while (j < pc.size() && page_of(pc[j].addr) == page_of(pc[i].addr)) ++j;
     if (j - i <= 2) {  // a system call a run
-      for (size_t k = i; k < j; ++k) write_mem(pc[k].addr, pc[k].data, pc[k].len);
+      for (size_t k = i; k < j; ++k) mem_io(true, pc[k].addr, const_cast<std::byte *>(pc[k].data), pc[k].len);
     } else {  // more: the page's bytes from the first run to the last, read, overlaid, written
       const uintptr_t from = pc[i].addr, to = pc[j - 1].addr + pc[j - 1].len;
       span.resize(to - from);
-      read_mem(from, span.data(), span.size());
+      mem_io(false, from, span.data(), span.size());
       for (size_t k = i; k < j; ++k) std::memcpy(span.data() + (pc[k].addr - from), pc[k].data, pc[k].len);
-      write_mem(from, span.data(), span.size());
+      mem_io(true, from, span.data(), span.size());
     }
     i = j;
   }

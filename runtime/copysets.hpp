@@ -96,10 +96,6 @@ void written(uintptr_t page);
 size_t shared_page_count();
 // A copy of the list, in address order (processor-consistent pages only if pc_only).
 std::vector<SharedPage> shared_pages(bool pc_only);
-// The same, of the pages of `among` (in address order) that are such pages now.
-std::vector<SharedPage> shared_pages(const std::vector<uintptr_t> &among, bool pc_only);
-// The ranges bound here to locks and barriers that partly cover copyset pages.
-Bindings bound_ranges();
 // The shortest flush interval of any processor-consistent page (0: none).
 unsigned shortest_flush_us();
 
@@ -113,7 +109,7 @@ unsigned shortest_flush_us();
 //    writing. It first freezes the pages (read-only, kFrozen): mprotect returns after the
 //    TLB shootdown, so the application's earlier stores are in memory and any later one
 //    to those pages faults, and waits in the fault handler until the thaw. What it takes
-//    then is a prefix of the application's stores (see snapshot()).
+//    then is a prefix of the application's stores (see take()).
 //  - An update applied by the service thread while the application reads: the pages it
 //    touches are made inaccessible (kFrozen) while the runs are written through
 //    /proc/self/mem, which ignores page protection; the application sees all of them
@@ -127,19 +123,20 @@ unsigned shortest_flush_us();
 // frozen: a grant's or a barrier's data may land there by RMA read (process_vm_readv
 // fails on a protected page); their unbound bytes keep only per-location order.
 
-// The flusher's snapshot of the processor-consistent pages of `marked` that are
-// copyset pages (shared_pages(marked, true)): freezes them (all but the ones bound in
-// part), then freezes as well every other processor-consistent page that has marks by
-// then (a store the application issued before one a frozen page holds must be taken
-// too; repeated until none is left), takes their marks (leaving out bound bytes),
-// copies the marked bytes, and thaws. Under the progress role (transport::as_handler).
+// Takes the marks of the pages of `marked` that are copyset pages shared with another
+// rank now (the processor-consistent ones only if pc_only), leaving out bound bytes.
+// Under the progress role (transport::as_handler). With `copy`, the flusher's snapshot
+// (processor-consistent pages only): freezes those pages (all but the ones bound in
+// part), then every other processor-consistent page that has marks by then (a store the
+// application issued before one a frozen page holds must be taken too; repeated until
+// none is left), takes the marks, copies the marked bytes into `data`, and thaws.
 struct Snapshot {
   std::vector<SharedPage> pages;  // in address order
   std::vector<Range> runs;        // the marked bytes taken, page by page, in address order
   std::vector<size_t> first;      // pages[i]'s runs are runs[first[i] .. first[i + 1])
   std::vector<std::byte> data;    // the runs' bytes, one after the other
 };
-void snapshot(const std::vector<uintptr_t> &marked, Snapshot &out);
+void take(const std::vector<uintptr_t> &marked, bool pc_only, bool copy, Snapshot &out);
 
 // One run of an arriving update: len bytes for addr (within one page), read from data.
 struct Piece {

@@ -56,30 +56,13 @@ std::vector<uintptr_t> marked_pages(bool pc_only) {
 // (transport::as_handler), so that no copyset join is handled between reading a page's
 // members and sending to them. `copy` (the flusher, processor-consistent pages only):
 // the application thread goes on writing meanwhile, so the marks and the data are taken
-// from a snapshot of the pages (copysets::snapshot), a prefix of its stores, and sent
+// from a snapshot of the pages (copysets::take), a prefix of its stores, and sent
 // from that copy; a release's flush runs on the application thread itself and sends the
 // data from where it lies.
 int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_ack, bool copy) {
   const int me = protocol::rank(), np = protocol::nprocs();
   copysets::Snapshot snap;  // with `copy`: the data too; else only pages, runs and first
-  if (copy) {
-    copysets::snapshot(marked, snap);
-  } else {
-    snap.pages = copysets::shared_pages(marked, pc_only);
-    if (snap.pages.empty()) return 0;
-    Bindings keep;
-    for (const auto &p : snap.pages)
-      if (p.partly_bound) {
-        keep = copysets::bound_ranges();
-        break;
-      }
-    const std::vector<Range> none;
-    for (const auto &p : snap.pages) {
-      snap.first.push_back(snap.runs.size());
-      dirty::take(p.page, copysets::page_size(), p.partly_bound ? keep.ranges() : none, snap.runs);
-    }
-    snap.first.push_back(snap.runs.size());
-  }
+  copysets::take(marked, pc_only, copy, snap);
   const std::vector<copysets::SharedPage> &pages = snap.pages;
   const std::vector<Range> &runs = snap.runs;
   const std::vector<size_t> &first = snap.first;

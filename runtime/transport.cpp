@@ -496,17 +496,22 @@ std::atomic<uint32_t> *my_bell() { return &g.bells[g.cfg.rank].word; }
 // Also rung when the provider refuses a post with -FI_EAGAIN (SendRetry): the peer may
 // have to poll before anything can be posted to it (shm's first contact; a full queue).
 // A load of one cache line when the peer is awake.
-inline void ring(int dest) {
-  if (g.wait != WaitMode::kDoorbell) return;
-  std::atomic<uint32_t> *b = &g.bells[dest].word;
-  g.bells[dest].posted.fetch_add(1, std::memory_order_seq_cst);  // and the fence
+// After the caller's fence: if any of `bits` is armed on bell b, clears them, bumps the
+// generation and wakes the threads whose bit was set.
+inline void wake_armed(std::atomic<uint32_t> *b, uint32_t bits) {
   uint32_t w = b->load(std::memory_order_relaxed);
-  while (w & kArmedBoth) {
-    if (b->compare_exchange_weak(w, (w + kBellGen) & ~kArmedBoth)) {
-      futex_wake(b, w & kArmedBoth);
+  while (w & bits) {
+    if (b->compare_exchange_weak(w, (w + kBellGen) & ~bits)) {
+      futex_wake(b, w & bits);
       return;
     }
   }
+}
+
+inline void ring(int dest) {
+  if (g.wait != WaitMode::kDoorbell) return;
+  g.bells[dest].posted.fetch_add(1, std::memory_order_seq_cst);  // and the fence
+  wake_armed(&g.bells[dest].word, kArmedBoth);
 }
 
 // ring() for a shared word instead of a message (transport.hpp): the same Dekker pair,
@@ -516,15 +521,8 @@ inline void ring(int dest) {
 // again. Clearing kArmedApp and bumping the generation makes a waiter that armed but has
 // not yet slept return from futex_wait at once.
 void ring_app(int dest) {
-  std::atomic<uint32_t> *b = &g.bells[dest].word;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  uint32_t w = b->load(std::memory_order_relaxed);
-  while (w & kArmedApp) {
-    if (b->compare_exchange_weak(w, (w + kBellGen) & ~kArmedApp)) {
-      futex_wake(b, kArmedApp);
-      return;
-    }
-  }
+  wake_armed(&g.bells[dest].word, kArmedApp);
 }
 
 // Wakes this rank's sleeping threads (close(), or messages queued for the service thread).
