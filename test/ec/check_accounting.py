@@ -43,13 +43,10 @@ Control messages (start-up greetings, rendezvous acknowledgements, the FINALIZIN
 notices sent after the figures are written) are reported, not asserted.
 """
 import argparse
-import json
-import os
 import re
-import subprocess
 import sys
-import tempfile
-import time
+
+import mwjob
 
 
 def main():
@@ -62,22 +59,12 @@ def main():
     ap.add_argument("args", nargs=argparse.REMAINDER)
     o = ap.parse_args()
 
-    with tempfile.TemporaryDirectory(prefix="mw-accounting.") as tmp:
-        stats = os.path.join(tmp, "stats.json")
-        cmd = [o.mwrun, "-n", str(o.nprocs), "--provider", o.provider, "--timeout",
-               str(o.timeout), f"--stats=json:{stats}", o.program] + o.args
-        print("$ " + " ".join(cmd), flush=True)
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        print(p.stdout, end="")
-        print(f"(job took {time.monotonic() - t0:.2f} s)")
-        if p.returncode != 0:
-            print(f"check_accounting: FAIL: the job exited with status {p.returncode}")
-            return 1
-        with open(stats) as f:
-            job = json.load(f)
+    ran = mwjob.run_with_stats("check_accounting", o.mwrun, o.nprocs, o.provider, o.timeout, [o.program] + o.args)
+    if ran is None:
+        return 1
+    out, job = ran
 
-    m = re.search(r"shape n=(\d+) ranks=(\d+) row_bytes=(\d+) slot=(\d+)", p.stdout)
+    m = re.search(r"shape n=(\d+) ranks=(\d+) row_bytes=(\d+) slot=(\d+)", out)
     if not m:
         print("check_accounting: FAIL: the program printed no 'shape' line")
         return 1

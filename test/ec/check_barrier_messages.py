@@ -13,12 +13,9 @@ and one release back: per crossing C, rank r > 0 sends and receives one barrier 
 each, rank 0 receives and sends P - 1.
 """
 import argparse
-import json
-import os
-import subprocess
 import sys
-import tempfile
-import time
+
+import mwjob
 
 
 def main():
@@ -33,20 +30,10 @@ def main():
     P = o.nprocs
     C = o.crossings + 100  # ec_bench barrier crosses 100 times before it times N
 
-    with tempfile.TemporaryDirectory(prefix="mw-barrier-msgs.") as tmp:
-        stats = os.path.join(tmp, "stats.json")
-        cmd = [o.mwrun, "-n", str(P), "--provider", o.provider, "--timeout", str(o.timeout),
-               f"--stats=json:{stats}", o.ec_bench, "barrier", str(o.crossings)]
-        print("$ " + " ".join(cmd), flush=True)
-        t0 = time.monotonic()
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        print(p.stdout, end="")
-        print(f"(job took {time.monotonic() - t0:.2f} s)")
-        if p.returncode != 0:
-            print(f"check_barrier_messages: FAIL: the job exited with status {p.returncode}")
-            return 1
-        with open(stats) as f:
-            job = json.load(f)
+    ran = mwjob.run_with_stats("check_barrier_messages", o.mwrun, P, o.provider, o.timeout, [o.ec_bench, "barrier", str(o.crossings)])
+    if ran is None:
+        return 1
+    out, job = ran
 
     ranks = job["ranks"]
     if job["nprocs"] != P or len(ranks) != P or any(r is None for r in ranks):
