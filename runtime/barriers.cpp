@@ -459,11 +459,9 @@ void cross(mw_barrier_t *b, bool final) {
       take_slot_arrivals(transport::in_runtime_context());
       return k->released.load(std::memory_order_acquire) >= epoch;
     };
-    if (taken()) {
-    } else if (line) {
-      transport::wait_shared(taken, peer_on_my_cpu());
-    } else {
-      transport::progress_until([&taken] { return taken(); });
+    if (!taken()) {
+      if (line) transport::wait_shared(taken, peer_on_my_cpu());
+      else transport::progress_until([&taken] { return taken(); });
     }
   } else {
     const uint64_t want = k->slot_release;  // set and cleared by this thread only
@@ -471,11 +469,9 @@ void cross(mw_barrier_t *b, bool final) {
       return k->released.load(std::memory_order_acquire) >= epoch ||
              (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want);
     };
-    if (done()) {
-    } else if (want != 0) {
-      transport::wait_shared(done, peer_on_my_cpu());
-    } else {
-      transport::progress_until([&done] { return done(); });
+    if (!done()) {
+      if (want != 0) transport::wait_shared(done, peer_on_my_cpu());
+      else transport::progress_until([&done] { return done(); });
     }
   }
   std::lock_guard<std::mutex> g(protocol::mu());
