@@ -14,20 +14,20 @@
 #include <string_view>
 #include <vector>
 
-#include "barriers.hpp"
-#include "bootstrap.hpp"
-#include "copysets.hpp"
-#include "dirty_map.hpp"
-#include "error.hpp"
-#include "heap.hpp"
-#include "locks.hpp"
-#include "protocol.hpp"
+#include "ec/barriers.hpp"
+#include "launch/bootstrap.hpp"
+#include "rc/copysets.hpp"
+#include "memory/dirty.hpp"
+#include "core/error.hpp"
+#include "memory/heap.hpp"
+#include "ec/locks.hpp"
+#include "ec/protocol.hpp"
 #include "midway.h"
-#include "pending_updates.hpp"
-#include "stats.hpp"
-#include "transport.hpp"
-#include "unmarked_calls.hpp"
-#include "window.hpp"
+#include "rc/pending_updates.hpp"
+#include "core/stats.hpp"
+#include "transport/transport.hpp"
+#include "memory/unmarked_calls.hpp"
+#include "memory/window.hpp"
 
 #define MW_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -86,7 +86,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::barriers::init();
   mw::copysets::report_faults();
   mw::copysets::init();
-  mw::pending::init();
+  mw::pending_updates::init();
   mw::transport::connect(all);
   // A peer that cannot be reached stops the greeting within the start-up timeout.
   mw::transport::set_stall_timeout(timeout_ms);
@@ -124,7 +124,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   if (job.nprocs == 1) mw::copysets::report_faults();
   if (job.nprocs > 1) {
     connect_ranks(job, startup_timeout_ms());
-    mw::pending::start_flusher();
+    mw::pending_updates::start_flusher();
   }
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
   // MW_WARN_UNMARKED=0 silences them.
@@ -138,7 +138,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
-  mw::pending::finish();  // the last updates reach their copysets
+  mw::pending_updates::finish();  // the last updates reach their copysets
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
   mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
   // Only now are the figures final: until every rank had arrived, this rank still
@@ -235,7 +235,7 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
-  mw::pending::flush();  // release consistency: before the lock can move on
+  mw::pending_updates::flush();  // release consistency: before the lock can move on
   mw::locks::release(l);
 }
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
@@ -248,7 +248,7 @@ MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
-  mw::pending::flush();
+  mw::pending_updates::flush();
   mw::barriers::cross(b, false);
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
@@ -257,7 +257,7 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
-  mw::pending::flush();
+  mw::pending_updates::flush();
   mw::barriers::cross(b, true);
 }
 
@@ -272,7 +272,7 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
     mw::fatal("mw_processor_consistent", "[%p, +%zu) is not in shared memory: give MW_SHARED data "
               "or memory from mw_malloc", addr, len);
   mw::copysets::processor_consistent(addr, len, flush_interval_us);
-  mw::pending::start_flusher();
+  mw::pending_updates::start_flusher();
 }
 
 MW_EXPORT void mw_discard(const void *addr, size_t len) {
@@ -284,7 +284,7 @@ MW_EXPORT void mw_discard(const void *addr, size_t len) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   mw::Bindings drop = mw::locks::discard(a, a + len);
   for (const mw::Range &r : mw::barriers::bound_in(a, a + len).ranges()) drop.remove(r.addr, r.len);
-  mw::pending::flush();  // what this rank wrote to copyset pages reaches the others first
+  mw::pending_updates::flush();  // what this rank wrote to copyset pages reaches the others first
   mw::copysets::leave(addr, len);
   mw::transport::wait_sends();  // a grant read from these pages still being read
   mw::copysets::drop_entry(drop);

@@ -38,8 +38,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bootstrap.hpp"
-#include "stats.hpp"
+#include "launch/bootstrap.hpp"
+#include "core/stats.hpp"
 
 extern char **environ;
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <memory>
 
-#include "message.hpp"
+#include "transport/message.hpp"
 
 using namespace mw::transport;
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "bootstrap.hpp"
+#include "launch/bootstrap.hpp"
 
 namespace bs = mw::bootstrap;
 
