@@ -19,6 +19,7 @@
 #include "rc/copysets.hpp"
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "memory/heap.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
@@ -42,18 +43,9 @@ void require_running(const char *call) {
   if (g_state == JobState::kFinished) mw::fatal(call, "called after mw_finalize");
 }
 
-// How long mw_init waits for every rank to arrive: MW_STARTUP_TIMEOUT seconds.
+// How long mw_init waits for every rank to arrive.
 int startup_timeout_ms() {
-  constexpr long kDefaultSeconds = 30;
-  const char *v = std::getenv("MW_STARTUP_TIMEOUT");
-  if (!v || !*v) return kDefaultSeconds * 1000;
-  char *end;
-  errno = 0;
-  long s = std::strtol(v, &end, 10);
-  if (errno != 0 || *end != '\0' || s < 1 || s > INT_MAX / 1000)
-    mw::fatal("mw_init", "MW_STARTUP_TIMEOUT=%s is not a number of seconds from 1 to %d", v,
-              INT_MAX / 1000);
-  return static_cast<int>(s * 1000);
+  return static_cast<int>(mw::settings::number(mw::settings::Id::MW_STARTUP_TIMEOUT) * 1000);
 }
 
 // Start-up greetings received (one is expected, from the previous rank in the ring).
@@ -73,7 +65,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::transport::Config cfg;
   cfg.rank = job.rank;
   cfg.nprocs = job.nprocs;
-  cfg.provider = job.provider;
+  cfg.provider = mw::settings::text(mw::settings::Id::MW_PROVIDER);
   cfg.all_local = job.all_local;
   cfg.job_secret = job.secret;
   const std::vector<uint8_t> me = mw::transport::open(cfg);
@@ -127,9 +119,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
     mw::pending_updates::start_flusher();
   }
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
-  // MW_WARN_UNMARKED=0 silences them.
-  const char *warn_unmarked = std::getenv("MW_WARN_UNMARKED");
-  if (job.rank == 0 && !(warn_unmarked && std::string_view(warn_unmarked) == "0"))
+  if (job.rank == 0 && mw::settings::number(mw::settings::Id::MW_WARN_UNMARKED) != 0)
     mw::unmarked_calls::check();
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
@@ -185,26 +175,7 @@ MW_EXPORT void mw_dirty_clear(const void *addr, size_t len) { mw::dirty::clear(a
 MW_EXPORT void mw_stats_get(mw_stats_t *out) {
   require_running("mw_stats_get");
   if (!out) mw::fatal("mw_stats_get", "out is NULL: pass the address of an mw_stats_t");
-  const mw::stats::Snapshot s = mw::stats::snapshot();
-  const mw::stats::Traffic sent = s.total_sent(), received = s.total_received();
-  auto seconds = [](uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
-  auto wait = [&](mw::stats::Wait w) { return seconds(s.wait_ns[static_cast<size_t>(w)]); };
-  *out = mw_stats_t{};
-  out->msgs_sent = sent.msgs;
-  out->msgs_received = received.msgs;
-  out->payload_bytes_sent = sent.payload_bytes;
-  out->payload_bytes_received = received.payload_bytes;
-  out->protocol_bytes_sent = sent.protocol_bytes;
-  out->protocol_bytes_received = received.protocol_bytes;
-  out->lock_acquires_local = s.lock_acquires_local;
-  out->lock_acquires_remote = s.lock_acquires_remote;
-  out->barrier_crossings = s.barrier_crossings;
-  out->page_faults = s.page_faults;
-  out->rejected_messages = s.rejected_messages;
-  out->elapsed_seconds = seconds(s.elapsed_ns);
-  out->acquire_wait_seconds = wait(mw::stats::Wait::Acquire);
-  out->barrier_wait_seconds = wait(mw::stats::Wait::Barrier);
-  out->fault_wait_seconds = wait(mw::stats::Wait::Fault);
+  *out = mw::stats::to_public(mw::stats::snapshot());
 }
 
 MW_EXPORT void mw_stats_reset(void) {

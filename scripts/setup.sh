@@ -9,6 +9,7 @@ packages=(
   libfabric-dev libfabric-bin                             # transport (fi_info, fi_pingpong)
   libpmix-dev openmpi-bin libopenmpi-dev                  # PMIx launch; MPI baseline
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
+  nlohmann-json3-dev                                      # mwrun reads the ranks' statistics
   iproute2                                                # netns multi-host tests
   python3-matplotlib                                      # main job: the MM-ec vs MM-rc plot
 )

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <optional>
 
-#include "launch/bootstrap.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 namespace mw::stats {
 
@@ -192,6 +192,29 @@ void reset() {
   }
 }
 
+mw_stats_t to_public(const Snapshot &s) {
+  const Traffic sent = s.total_sent(), received = s.total_received();
+  auto seconds = [](uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
+  auto wait = [&](Wait w) { return seconds(s.wait_ns[static_cast<size_t>(w)]); };
+  mw_stats_t out{};
+  out.msgs_sent = sent.msgs;
+  out.msgs_received = received.msgs;
+  out.payload_bytes_sent = sent.payload_bytes;
+  out.payload_bytes_received = received.payload_bytes;
+  out.protocol_bytes_sent = sent.protocol_bytes;
+  out.protocol_bytes_received = received.protocol_bytes;
+  out.lock_acquires_local = s.lock_acquires_local;
+  out.lock_acquires_remote = s.lock_acquires_remote;
+  out.barrier_crossings = s.barrier_crossings;
+  out.page_faults = s.page_faults;
+  out.rejected_messages = s.rejected_messages;
+  out.elapsed_seconds = seconds(s.elapsed_ns);
+  out.acquire_wait_seconds = wait(Wait::Acquire);
+  out.barrier_wait_seconds = wait(Wait::Barrier);
+  out.fault_wait_seconds = wait(Wait::Fault);
+  return out;
+}
+
 // ---- JSON ----
 
 namespace {
@@ -300,8 +323,8 @@ void finish(const char *call) {
     fatal(call, "phase \"%s\" is still running (end it with mw_phase_end before mw_finalize)",
           running.c_str());
 
-  const std::string &spec = bootstrap::job().stats;
-  const std::string dir = bootstrap::job_dir();
+  const std::string spec = settings::text(settings::Id::MW_STATS, call);
+  const std::string dir = settings::text(settings::Id::MW_JOB_DIR, call);
   if (spec == "table" && dir.empty() && g_rank == 0)
     warn(call,
          "MW_STATS=table prints a table only under mwrun (mwrun --stats); under another "

@@ -29,6 +29,8 @@
 #include <utility>
 #include <vector>
 
+#include "midway.h"
+
 namespace mw::stats {
 
 // What a message is for. Each protocol maps its message types to one of these.
@@ -236,6 +238,9 @@ constexpr const char *kPhaseSuffix = ".seconds";
 constexpr const char *kFilePrefix = "stats.";
 constexpr const char *kFileSuffix = ".json";
 }  // namespace fields
+
+// The snapshot as midway.h's mw_stats_t (mw_stats_get).
+mw_stats_t to_public(const Snapshot &s);
 
 // The snapshot as one flat JSON object, in the order of `fields`, one field a line.
 std::string to_json(const Snapshot &s);

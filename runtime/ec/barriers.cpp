@@ -29,26 +29,17 @@ using timestamps::Run;
 
 constexpr int kManager = 0;
 
-struct ArriveExtra {
-  uint64_t epoch;  // which crossing of the barrier, from 1
-  uint32_t final;
-  uint32_t flags;  // kReleaseBySlot
-};
-// The arrival's rank waits on its shared line: a release with nothing for it may come
-// there instead of as a message (see "Crossing through shared words" below).
-constexpr uint32_t kReleaseBySlot = 1;
-struct ReleaseExtra {
-  uint64_t epoch;
-};
+using wire::ArriveExtra;
+using wire::kReleaseBySlot;
+using wire::ReleaseExtra;
 
 // ---- Crossing through shared words ----
 //
 // When every rank is on this host the transport gives each rank a cache line in a page
 // the whole job maps (transport::shared_line; kDoorbell, i.e. shm). A crossing with no
 // data to move then needs no message: through the transport an arrival and a release
-// are a round trip (1.6-3.6 us at P = 2, more where ranks outnumber cores: each message
-// is polled out of shm's queue, validated and handled), through the line a store each
-// way. A rank that waits for its release crosses nothing else meanwhile, so it has at
+// are a round trip (each message polled out of shm's queue, validated and handled),
+// through the line a store each way (docs/PERFORMANCE.md, "Figures behind the code"). A rank that waits for its release crosses nothing else meanwhile, so it has at
 // most one arrival and one release in flight, and its line holds them:
 //
 //   kArrivalSeq    the rank's slot arrivals so far; stored last (release order), so the

@@ -38,4 +38,19 @@ Bindings bound_in(uintptr_t a, uintptr_t b);
 // others it will cross no more.
 void finalize();
 
+// The fields BARRIER_ARRIVE and BARRIER_RELEASE carry after their runs (ec/updates.hpp).
+namespace wire {
+struct ArriveExtra {
+  uint64_t epoch;  // which crossing of the barrier, from 1
+  uint32_t final;
+  uint32_t flags;  // kReleaseBySlot
+};
+// The arrival's rank waits on its shared line: a release with nothing for it may come
+// there instead of as a message (barriers.cpp, "Crossing through shared words").
+inline constexpr uint32_t kReleaseBySlot = 1;
+struct ReleaseExtra {
+  uint64_t epoch;
+};
+}  // namespace wire
+
 }  // namespace mw::barriers

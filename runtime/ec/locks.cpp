@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "core/bindings.hpp"
-#include "rc/copysets.hpp"
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
 #include "memory/heap.hpp"
@@ -50,26 +49,10 @@ constexpr uint32_t kFirstLook = 32, kMaxLook = 1u << 16;  // see time_to_look
 // behind others) receives requests for its next tenure while it still owns this one.
 // Unstamped, they were served in the current tenure or passed on with the lock, outside
 // the manager's order, and two waiting ranks could each end up holding the other's
-// request: a hang (8 ranks on one hot lock, 1 run in 12: rank 3, the owner, asked again;
-// rank 4's request for rank 3's next tenure went with the lock to rank 6, then to rank
-// 5, which was waiting and kept it, while rank 5's own request was queued at rank 4).
-struct Request {
-  uint64_t lock;
-  int32_t rank;  // the acquirer
-  uint32_t mode;
-  uint64_t t_seen;     // when the acquirer last saw the lock (0: never)
-  uint64_t bind_version;  // the acquirer's bindings, to tell whether the grant must carry them
-  uint64_t tenure;  // set by the manager: the tenure that serves the request
-  uint64_t opens;   // set by the manager: the tenure an exclusive request opens (else 0)
-};
-struct GrantExtra {
-  uint32_t mode;
-  uint32_t reserved;
-  uint64_t tenure;  // exclusive: the tenure the acquirer now owns
-};
-struct LockOnly {
-  uint64_t lock;
-};
+// request: a hang (the case that showed it is in the commit that brought the stamps).
+using wire::GrantExtra;
+using wire::LockOnly;
+using wire::Request;
 
 // The cached path. A rank re-acquiring a lock it may take with no message (the owner,
 // nobody waiting; or a reader whose copy is valid) should pay no more than an atomic
@@ -220,19 +203,18 @@ void wake(Lock &k, int mode) {
   k.granted.store(true, std::memory_order_release);
 }
 
-void send_small(int dest, MsgType type, const void *body, size_t len) {
-  iovec h{const_cast<void *>(body), len};
-  transport::send(dest, type, std::span<const iovec>(&h, 1), {}, protocol::tick());
-}
 
 // Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
 void grant(Lock &k, const Request &r) {
   const uint64_t now = protocol::tick();
   std::vector<timestamps::Run> runs;
-  for (const Range &b : k.bindings.ranges()) {
-    timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
-    timestamps::collect(b.addr, b.len, r.t_seen, runs);
-  }
+  // Under --model=rc/pc the bindings ship nothing: the lock only orders, and the marks
+  // are pending updates (rc/pending_updates.hpp).
+  if (protocol::model() == protocol::Model::kEntry)
+    for (const Range &b : k.bindings.ranges()) {
+      timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
+      timestamps::collect(b.addr, b.len, r.t_seen, runs);
+    }
   if (r.bind_version < k.bind_version) {
     std::vector<uint64_t> body{k.addr, k.bind_version};
     for (const Range &b : k.bindings.ranges()) {
@@ -277,7 +259,7 @@ void serve(Lock &k) {
     for (int reader : k.readers) {
       if (reader == r.rank) continue;
       LockOnly body{k.addr};
-      send_small(reader, MsgType::kLockRevoke, &body, sizeof body);
+      protocol::send_body(reader, MsgType::kLockRevoke, body, protocol::tick());
       k.acks_pending++;
     }
     if (k.acks_pending > 0) return;
@@ -315,7 +297,7 @@ void arrive(Lock &k, const Request &r) {
 // tenure's rank; an exclusive request opens the next tenure, its requester's.
 void route(Lock &k, Request r) {
   if (k.manager != me()) {
-    send_small(k.manager, MsgType::kLockRequest, &r, sizeof r);
+    protocol::send_body(k.manager, MsgType::kLockRequest, r, protocol::tick());
     return;
   }
   const int target = k.probable_owner;
@@ -328,21 +310,14 @@ void route(Lock &k, Request r) {
   if (target == me())
     arrive(k, r);
   else
-    send_small(target, MsgType::kLockForward, &r, sizeof r);
+    protocol::send_body(target, MsgType::kLockForward, r, protocol::tick());
 }
 
 using protocol::malformed;
 
-template <class T>
-T body_of(const Header &h, Bytes payload) {
-  T t;
-  if (payload.size() != sizeof t) malformed(h, "wrong length");
-  std::memcpy(&t, payload.data(), sizeof t);
-  return t;
-}
 
 Request request_of(const Header &h, Bytes payload) {
-  Request r = body_of<Request>(h, payload);
+  Request r = protocol::read_body<Request>(h, payload);
   if (r.rank < 0 || r.rank >= protocol::nprocs()) malformed(h, "no such rank");
   if (r.mode != MW_EXCLUSIVE && r.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
   return r;
@@ -415,11 +390,10 @@ void on_bindings(const Header &h, Bytes payload) {
   std::memcpy(w.data(), payload.data(), payload.size());
   std::vector<Range> ranges;
   for (size_t i = 2; i < w.size(); i += 2) {
-    if (!protocol::ready_bound(reinterpret_cast<void *>(w[i]), w[i + 1]))
-      malformed(h, "a bound range outside the shared window");
     // Bound here as where the binding was made: a page now wholly bound is entry
     // consistent on this rank too.
-    copysets::bound(reinterpret_cast<void *>(w[i]), w[i + 1], "LOCK_BINDINGS");
+    if (!protocol::bind_range(reinterpret_cast<void *>(w[i]), w[i + 1]))
+      malformed(h, "a bound range outside the shared window");
     ranges.push_back({w[i], w[i + 1]});
   }
   std::lock_guard<std::mutex> g(protocol::mu());
@@ -429,7 +403,7 @@ void on_bindings(const Header &h, Bytes payload) {
 }
 
 void on_revoke(const Header &h, Bytes payload) {
-  LockOnly b = body_of<LockOnly>(h, payload);
+  LockOnly b = protocol::read_body<LockOnly>(h, payload);
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(b.lock);
@@ -439,11 +413,11 @@ void on_revoke(const Header &h, Bytes payload) {
     return;
   }
   k.read_valid = false;
-  send_small(h.sender, MsgType::kLockRevokeAck, &b, sizeof b);
+  protocol::send_body(h.sender, MsgType::kLockRevokeAck, b, protocol::tick());
 }
 
 void on_revoke_ack(const Header &h, Bytes payload) {
-  LockOnly b = body_of<LockOnly>(h, payload);
+  LockOnly b = protocol::read_body<LockOnly>(h, payload);
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(b.lock);
@@ -458,11 +432,11 @@ void on_revoke_ack(const Header &h, Bytes payload) {
 // spin on a condition the lock guards) sends nothing and waits for nothing, so it never
 // reads the completion queue: a request for the lock waits there until this rank's
 // service thread gets a core, which the spinner and the requester (polling for its
-// grant) are using. A hand-over of a lock between two such ranks took 17-70 us instead
-// of a round trip. So a cached acquire first looks at the transport itself when a
-// message may have come, running the handlers of what has: a request is served (or
-// queued) before this rank takes the lock again, which is then no longer local. A look
-// costs a poll of the completion queue (0.5-1 us). Where peers count what they post
+// grant) are using: a hand-over then took many round trips (docs/PERFORMANCE.md, "Figures behind the code").
+// So a cached acquire first looks at the transport itself when a message may have come,
+// running the handlers of what has: a request is served (or queued) before this rank
+// takes the lock again, which is then no longer local. A look costs a poll of the
+// completion queue, a cached acquire a few nanoseconds. Where peers count what they post
 // to this rank (transport::mail: shm's doorbell page), a cached acquire looks exactly
 // when that count has moved, which costs one load otherwise. Elsewhere (tcp) it looks
 // now and then, backing off while it finds nothing: after kFirstLook cached acquires,
@@ -580,7 +554,7 @@ void release(mw_lock_t *l) {
     k->set_held(kNone);
     if (k->revoker != kNone) {
       LockOnly b{k->addr};
-      send_small(k->revoker, MsgType::kLockRevokeAck, &b, sizeof b);
+      protocol::send_body(k->revoker, MsgType::kLockRevokeAck, b, protocol::tick());
       k->revoker = kNone;
       k->read_valid = false;
     }

@@ -49,4 +49,26 @@ Bindings discard(uintptr_t a, uintptr_t b);
 // The rank that manages the lock at `addr`.
 int manager_of(uintptr_t addr);
 
+// The lock protocol's messages, one struct each (read with protocol::read_body; the
+// tenure fields are explained in locks.cpp, "Tenures").
+namespace wire {
+struct Request {  // LOCK_REQUEST, LOCK_FORWARD
+  uint64_t lock;
+  int32_t rank;  // the acquirer
+  uint32_t mode;
+  uint64_t t_seen;     // when the acquirer last saw the lock (0: never)
+  uint64_t bind_version;  // the acquirer's bindings, to tell whether the grant must carry them
+  uint64_t tenure;  // set by the manager: the tenure that serves the request
+  uint64_t opens;   // set by the manager: the tenure an exclusive request opens (else 0)
+};
+struct GrantExtra {  // LOCK_GRANT: after its runs (ec/updates.hpp)
+  uint32_t mode;
+  uint32_t reserved;
+  uint64_t tenure;  // exclusive: the tenure the acquirer now owns
+};
+struct LockOnly {  // LOCK_REVOKE, LOCK_REVOKE_ACK
+  uint64_t lock;
+};
+}  // namespace wire
+
 }  // namespace mw::locks

@@ -1,13 +1,10 @@
 #include "ec/timestamps.hpp"
 
-#include "ec/protocol.hpp"
-
 #include <algorithm>
 #include <iterator>
 #include <map>
 
 #include "memory/dirty.hpp"
-#include "ec/protocol.hpp"
 
 namespace mw::timestamps {
 namespace {
@@ -71,8 +68,6 @@ void assign(uintptr_t a, uintptr_t b, uint64_t s) {
 }  // namespace
 
 bool stamp_dirty(uintptr_t addr, size_t len, size_t line, uint64_t stamp) {
-  // Under --model=rc/pc bindings ship nothing: the marks are pending updates instead.
-  if (protocol::model() != protocol::Model::kEntry) return false;
   const uintptr_t end = addr + len;
   uintptr_t cur_a = 0, cur_b = 0;  // the current rounded run, not yet assigned
   bool any = false;
@@ -94,7 +89,6 @@ bool stamp_dirty(uintptr_t addr, size_t len, size_t line, uint64_t stamp) {
 }
 
 void collect(uintptr_t addr, size_t len, uint64_t since, std::vector<Run> &out) {
-  if (protocol::model() != protocol::Model::kEntry) return;
   const uintptr_t end = addr + len;
   auto it = g_map.upper_bound(addr);
   if (it != g_map.begin() && std::prev(it)->second.end > addr) --it;

@@ -4,7 +4,6 @@
 
 #include <cstring>
 
-#include "rc/copysets.hpp"
 #include "ec/protocol.hpp"
 #include "transport/transport.hpp"
 #include "memory/window.hpp"
@@ -17,15 +16,10 @@ using transport::MsgType;
 namespace {
 
 // A run up to this long travels copied, packed with others into eager messages; a longer
-// one is read by RMA where it lies. On shm each RMA read is a process_vm_readv of ~1.8 µs
-// whatever its length, so a grant with 256 runs of 64 bytes (one word written per 4 KiB
-// of a MiB) took 468 µs as one rendezvous message.
+// one is read by RMA where it lies. On shm each RMA read is a process_vm_readv, which costs
+// about as much for 64 bytes as for 64 KiB, so many scattered small runs read one by one
+// were far slower than copied (docs/PERFORMANCE.md, "Figures behind the code").
 constexpr size_t kCopyMax = 2048;
-
-size_t eager_limit() {
-  static const size_t limit = transport::Config{}.eager_limit;  // the runtime's (api.cpp)
-  return limit;
-}
 
 // One message carrying `runs` (and `extra`, if any) as head and bulk.
 void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestamps::Run> runs,
@@ -57,7 +51,7 @@ void send(int dest, MsgType part, MsgType last, uintptr_t object,
   // runs go first, as many to a message as fit eagerly; long ones then go
   // kMaxRunsPerMessage to a message, by rendezvous. The runs of one update are disjoint,
   // so their order across messages does not matter.
-  const size_t budget = eager_limit() - sizeof(Head) - extra_len;
+  const size_t budget = transport::eager_limit() - sizeof(Head) - extra_len;
   size_t whole = 0;
   for (const timestamps::Run &r : runs) whole += sizeof(RunDesc) + r.len;
   if (runs.size() <= kMaxRunsPerMessage && whole <= budget)
@@ -123,7 +117,7 @@ void place(const Header &h, std::span<const std::byte> head, std::vector<iovec> 
     void *p = reinterpret_cast<void *>(d.addr);
     if (d.len == 0 || !window::is_shared(p, d.len))
       malformed(h, "a run lies outside the shared window");
-    copysets::place_entry(d.addr, d.len);  // entry-consistent data needs no page fetch
+    protocol::landing(d.addr, d.len);  // entry-consistent data needs no page fetch
     where.push_back({p, d.len});
     total += d.len;
   }
@@ -139,6 +133,23 @@ Parsed parse(const Header &h, std::span<const std::byte> head, size_t extra_len)
   if (hd.nruns) std::memcpy(p.runs.data(), head.data() + sizeof hd, hd.nruns * sizeof(RunDesc));
   p.extra.assign(head.begin() + sizeof hd + hd.nruns * sizeof(RunDesc), head.end());
   return p;
+}
+
+WithData parse_with_data(const Header &h, std::span<const std::byte> payload, size_t extra_len) {
+  Head hd;
+  if (payload.size() < sizeof hd) malformed(h, "shorter than an update head");
+  std::memcpy(&hd, payload.data(), sizeof hd);
+  if (hd.nruns > kMaxRunsPerMessage) malformed(h, "too many runs");
+  const size_t head_len = sizeof hd + size_t{hd.nruns} * sizeof(RunDesc) + hd.extra_len;
+  if (payload.size() < head_len) malformed(h, "shorter than its head");
+  WithData w{parse(h, payload.first(head_len), extra_len), payload.subspan(head_len)};
+  uint64_t total = 0;
+  for (const RunDesc &d : w.head.runs) {
+    if (d.len == 0 || d.len > w.data.size() - total) malformed(h, "runs past the data carried");
+    total += d.len;
+  }
+  if (total != w.data.size()) malformed(h, "data beyond its runs");
+  return w;
 }
 
 }  // namespace mw::updates

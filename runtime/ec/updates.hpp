@@ -58,4 +58,14 @@ struct Parsed {
 // one stops this rank (protocol::malformed).
 Parsed parse(const transport::Header &h, std::span<const std::byte> head, size_t extra_len);
 
+// An arriving update of a type with no placer (pending updates: the receiver lands the
+// runs itself), whose payload is head ‖ the runs' bytes: the head, checked as parse()
+// checks it, and the bytes after it, checked to be exactly the runs' bytes.
+struct WithData {
+  Parsed head;
+  std::span<const std::byte> data;
+};
+WithData parse_with_data(const transport::Header &h, std::span<const std::byte> payload,
+                         size_t extra_len);
+
 }  // namespace mw::updates

@@ -15,6 +15,7 @@
 
 #include "launch/bootstrap_backend.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 #include "midway.h"
 #include "memory/window.hpp"
 
@@ -75,11 +76,14 @@ const char *g_call = "mw_init";
 // A launcher that asked for several processes but did not tell this one its rank would
 // otherwise get N independent jobs of one, each computing alone.
 void refuse_unlaunched_job() {
-  if (const char *v = std::getenv("MW_NPROCS"); v && std::atoi(v) > 1)
-    fatal("mw_init",
-          "MW_NPROCS=%s asks for a job of %d processes, but MW_RANK and MW_JOB_DIR are not "
-          "set: start the program with mwrun (mwrun -n %d PROGRAM ARGS...)",
-          v, std::atoi(v), std::atoi(v));
+  if (settings::is_set(settings::Id::MW_NPROCS)) {
+    const long n = settings::number(settings::Id::MW_NPROCS);
+    if (n > 1)
+      fatal("mw_init",
+            "MW_NPROCS=%ld asks for a job of %ld processes, but MW_RANK and MW_JOB_DIR are not "
+            "set: start the program with mwrun (mwrun -n %ld PROGRAM ARGS...)",
+            n, n, n);
+  }
   for (const char *var : {"OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}) {
     if (const char *v = std::getenv(var); v && std::atoi(v) > 1)
       fatal("mw_init",
@@ -91,7 +95,8 @@ void refuse_unlaunched_job() {
 }
 
 std::unique_ptr<Backend> start(Job &job) {
-  if (std::getenv("MW_RANK") || std::getenv("MW_JOB_DIR")) return detail::start_files(job);
+  if (settings::is_set(settings::Id::MW_RANK) || settings::is_set(settings::Id::MW_JOB_DIR))
+    return detail::start_files(job);
   if (std::getenv("PMIX_RANK") || std::getenv("PMIX_NAMESPACE")) return detail::start_pmix(job);
   refuse_unlaunched_job();
   g_rank = 0;
@@ -100,27 +105,6 @@ std::unique_ptr<Backend> start(Job &job) {
   job.job_id = "single." + std::to_string(getpid());
   job.all_local = true;
   return std::make_unique<SingleBackend>();
-}
-
-std::string env_or_empty(const char *var) {
-  const char *v = std::getenv(var);
-  return v ? v : "";
-}
-
-void read_settings(Job &job) {
-  job.provider = env_or_empty("MW_PROVIDER");
-  job.model = env_or_empty("MW_MODEL");
-  if (job.model.empty()) job.model = "ec";
-  if (job.model != "ec" && job.model != "rc" && job.model != "pc")
-    fatal("mw_init",
-          "MW_MODEL=%s is not a consistency model: use ec (entry), rc (release) or pc "
-          "(processor consistency)",
-          job.model.c_str());
-  job.stats = env_or_empty("MW_STATS");
-  if (!job.stats.empty() && job.stats != "table" &&
-      !(job.stats.rfind("json:", 0) == 0 && job.stats.size() > 5))
-    fatal("mw_init", "MW_STATS=%s is not a statistics format: use table or json:FILE",
-          job.stats.c_str());
 }
 
 // ---- The same-address check ----
@@ -277,7 +261,6 @@ Job join(int timeout_ms) {
   g_call = "mw_init";
   Job job;
   g_backend = start(job);
-  read_settings(job);
   std::vector<uint8_t> image = encode(this_image());
   g_backend->put(kImageKey, image.data(), image.size());
   g_backend->fence(timeout_ms, "mw_init");
@@ -318,7 +301,5 @@ void leave() {
   g_backend->leave();
   g_backend.reset();
 }
-
-std::string job_dir() { return env_or_empty("MW_JOB_DIR"); }
 
 }  // namespace mw::bootstrap

@@ -31,10 +31,6 @@ struct Job {
   std::string job_id;     // unique per job: mwrun's job directory name, or the PMIx namespace
   uint64_t secret = 0;    // per-job secret from mwrun or rank 0: peers check it on every connection
   bool all_local = true;  // every rank runs on this host (-> the shm provider by default)
-  std::string
-      provider;       // requested libfabric provider (mwrun --provider, MW_PROVIDER); "" = default
-  std::string model;  // "ec" (default), "rc" or "pc" (mwrun --model, MW_MODEL)
-  std::string stats;  // "", "table" or "json:FILE" (mwrun --stats, MW_STATS)
 };
 
 // Collective start-up. Waits at most timeout_ms for every rank to arrive; past that,
@@ -60,11 +56,6 @@ std::vector<uint8_t> get(int rank, const char *key);
 // Collective, at mw_finalize: waits for every rank (a fence), then disconnects from
 // the launcher.
 void leave();
-
-// The job directory mwrun made for this job (MW_JOB_DIR), which mwrun removes when the
-// job ends; "" when not launched by mwrun. Modules leave per-rank files here for mwrun
-// to collect: the statistics module writes stats.<rank>.json, which mwrun --stats sums.
-std::string job_dir();
 
 // Files of the job directory that mwrun reads as well as the ranks.
 namespace files {

@@ -24,29 +24,22 @@
 
 #include "launch/bootstrap_backend.hpp"
 #include "core/error.hpp"
+#include "core/settings.hpp"
 
 namespace mw::bootstrap::detail {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-const char *require_env(const char *var) {
-  const char *v = std::getenv(var);
-  if (!v || !*v)
+using settings::Id;
+
+// An mwrun job's variable, which mwrun always sets (any other launcher sets none).
+void require(Id id) {
+  if (!settings::is_set(id) || settings::text(id).empty())
     fatal("mw_init",
           "%s is not set, but other MW_ variables of an mwrun job are (MW_RANK, MW_JOB_DIR): "
           "they are set by mwrun; start the program with mwrun -n N PROGRAM ARGS...",
-          var);
-  return v;
-}
-
-long parse_int(const char *var, const char *v, long min, long max) {
-  char *end;
-  errno = 0;
-  long n = std::strtol(v, &end, 10);
-  if (errno != 0 || end == v || *end != '\0' || n < min || n > max)
-    fatal("mw_init", "%s=%s is not a number from %ld to %ld", var, v, min, max);
-  return n;
+          settings::info(id).name);
 }
 
 void sleep_for(Clock::duration d) {
@@ -157,25 +150,20 @@ class FilesBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> start_files(Job &job) {
-  const char *rank_s = require_env("MW_RANK");
-  const char *nprocs_s = require_env("MW_NPROCS");
-  int nprocs = static_cast<int>(parse_int("MW_NPROCS", nprocs_s, 1, 1 << 20));
-  int rank = static_cast<int>(parse_int("MW_RANK", rank_s, 0, nprocs - 1));
+  for (Id id : {Id::MW_RANK, Id::MW_NPROCS, Id::MW_JOB_DIR, Id::MW_JOB_ID, Id::MW_SECRET}) require(id);
+  const int nprocs = static_cast<int>(settings::number(Id::MW_NPROCS));
+  const int rank = static_cast<int>(settings::number(Id::MW_RANK));
+  if (rank >= nprocs)
+    fatal("mw_init", "MW_RANK=%d is not a rank of a job of MW_NPROCS=%d ranks", rank, nprocs);
   g_rank = rank;
-  std::string dir = require_env("MW_JOB_DIR");
+  std::string dir = settings::text(Id::MW_JOB_DIR);
   struct stat st;
   if (stat(dir.c_str(), &st) != 0)
     fatal_errno("mw_init", "cannot use the job directory MW_JOB_DIR=%s", dir.c_str());
   if (!S_ISDIR(st.st_mode))
     fatal("mw_init", "the job directory MW_JOB_DIR=%s is not a directory", dir.c_str());
-  job.job_id = require_env("MW_JOB_ID");
-  const char *secret_s = require_env("MW_SECRET");
-  bool hex = std::strlen(secret_s) == 16;
-  for (const char *c = secret_s; hex && *c; c++)
-    hex = std::isxdigit(static_cast<unsigned char>(*c));
-  uint64_t secret = hex ? std::strtoull(secret_s, nullptr, 16) : 0;
-  if (secret == 0)
-    fatal("mw_init", "MW_SECRET=%s is not 16 hexadecimal digits (not all zero)", secret_s);
+  job.job_id = settings::text(Id::MW_JOB_ID);
+  const uint64_t secret = settings::hex64(Id::MW_SECRET);
   job.rank = rank;
   job.nprocs = nprocs;
   job.all_local = true;

@@ -37,9 +37,8 @@ void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vecto
 
 // The first address in [p, end) whose mark is `dirty`, or end. Looks at a whole shadow
 // cache line (the marks of 512 data bytes) at a time while it finds nothing, then one
-// 8-byte word (64 data bytes) at a time: scanning a clean (or all dirty) MiB takes about
-// 1.5 µs instead of the 18 µs one word at a time took, which every grant of a lock bound
-// to a MiB paid.
+// 8-byte word (64 data bytes) at a time: every grant of a lock bound to a large range scans
+// it, mostly clean (docs/PERFORMANCE.md, "Figures behind the code").
 inline uintptr_t next(uintptr_t p, uintptr_t end, bool dirty) {
   constexpr uintptr_t kBlock = 512;  // data bytes whose marks fill one 64-byte shadow line
   const uint64_t flip = dirty ? 0 : ~uint64_t{0};

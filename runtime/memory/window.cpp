@@ -127,8 +127,8 @@ void commit(uintptr_t begin, uintptr_t end) {
 
 void populate(uintptr_t page) {
   // MADV_POPULATE_WRITE breaks copy-on-write (a page of the executable's data keeps its
-  // bytes) and allocates a fresh page, as a write fault would, but without the fault:
-  // 1.1-1.5 us less on the fetch's critical path, measured. Older kernels refuse it, and
+  // bytes) and allocates a fresh page, as a write fault would, but without the fault on
+  // the fetch's critical path (docs/PERFORMANCE.md, "Figures behind the code"). Older kernels refuse it, and
   // the first write then faults as before.
   madvise(reinterpret_cast<void *>(page), g_page, MADV_POPULATE_WRITE);
 }

@@ -50,8 +50,9 @@ namespace mw::copysets {
 void report_faults();
 // In a job of more than one rank, after report_faults and before transport::connect (a
 // peer may ask for a page as soon as it is connected): protects the static pages homed
-// elsewhere and registers the message handlers. From here on, data bound to nothing is
-// release (or processor) consistent.
+// elsewhere, registers the message handlers and tells the entry-consistency layer to
+// report bindings and landing data here (protocol::set_page_hooks). From here on, data
+// bound to nothing is release (or processor) consistent.
 void init();
 // Puts back the SIGSEGV disposition report_faults found; at mw_finalize.
 void stop();
@@ -62,11 +63,13 @@ size_t page_size();
 
 // [p, p+len) is bound to a lock or a barrier (model ec): a page the bindings so far
 // cover wholly becomes entry consistent here with no fetch; one they cover partly stays
-// a copyset page whose bound bytes are left out of its updates.
-void bound(const void *p, size_t len, const char *call);
+// a copyset page whose bound bytes are left out of its updates. (The entry-consistency
+// layer calls it through protocol::PageHooks, which init sets.)
+void bound(const void *p, size_t len);
 
 // A grant's data lands on [p, p+len): makes its pages present with no fetch (entry
-// consistent). Lock-free apart from window::commit; safe in a placer.
+// consistent). Lock-free apart from window::commit; safe in a placer. (Called through
+// protocol::PageHooks too.)
 void place_entry(uintptr_t p, size_t len);
 
 // mw_discard: this rank drops its copies of the pages of [p, p+len) it does not

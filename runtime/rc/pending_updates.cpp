@@ -37,9 +37,8 @@ uint64_t g_flushes = 0;           // under the progress role (as_handler)
 
 // The copyset pages (or the processor-consistent ones) that have marks. Looked for before
 // the flush takes the progress role, which would keep this rank from serving anything
-// meanwhile: a flush visits every copyset page, and with 5000 of them the home took
-// 0.25-0.7 ms for it at a barrier, which the page request that came then waited (a
-// fault 100 times its usual time; rc_bench fault, 21 rounds). A page this misses
+// meanwhile: a flush visits every copyset page, and with thousands of them a page request
+// that came meanwhile waited a hundred times a fault's usual time (docs/PERFORMANCE.md, "Figures behind the code"). A page this misses
 // has no marks to send: it is clean, or not yet shared (a home alone in the copyset,
 // whose marks go with the page when another rank joins), or its marks were set after
 // this look, on another thread, and go with the next flush.
@@ -105,34 +104,22 @@ int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_a
 // copysets::apply_update puts it there (or keeps it while the page is being fetched, or
 // until the flush's last message if its page is processor consistent).
 void apply(const Header &h, Bytes payload, bool last) {
-  updates::Head hd;
-  if (payload.size() < sizeof hd) protocol::malformed(h, "shorter than an update head");
-  std::memcpy(&hd, payload.data(), sizeof hd);
-  const size_t extra = last ? sizeof(UpdateExtra) : 0;
-  if (hd.nruns > updates::kMaxRunsPerMessage || hd.extra_len != extra)
-    protocol::malformed(h, "a malformed update head");
-  const size_t head_len = sizeof hd + size_t{hd.nruns} * sizeof(updates::RunDesc) + extra;
-  if (payload.size() < head_len) protocol::malformed(h, "shorter than its head");
-  const std::byte *data = payload.data() + head_len;
-  size_t left = payload.size() - head_len;
+  const updates::WithData u = updates::parse_with_data(h, payload, last ? sizeof(UpdateExtra) : 0);
   const uintptr_t page = copysets::page_size();
   std::vector<copysets::Piece> pieces;
-  pieces.reserve(hd.nruns);
-  for (uint32_t k = 0; k < hd.nruns; ++k) {
-    updates::RunDesc d;
-    std::memcpy(&d, payload.data() + sizeof hd + k * sizeof d, sizeof d);
-    if (d.len == 0 || d.len > left || !window::contains(reinterpret_cast<void *>(d.addr), d.len) ||
+  pieces.reserve(u.head.runs.size());
+  const std::byte *data = u.data.data();
+  for (const updates::RunDesc &d : u.head.runs) {
+    if (!window::contains(reinterpret_cast<void *>(d.addr), d.len) ||
         (d.addr & ~(page - 1)) != ((d.addr + d.len - 1) & ~(page - 1)))
-      protocol::malformed(h, "a run outside the shared window, across pages, or past the data");
+      protocol::malformed(h, "a run outside the shared window, or across pages");
     pieces.push_back({static_cast<uintptr_t>(d.addr), data, static_cast<size_t>(d.len)});
     data += d.len;
-    left -= d.len;
   }
-  if (left != 0) protocol::malformed(h, "data beyond its runs");
   copysets::apply_update(h.sender, pieces, last);
   if (last) {
     UpdateExtra ex;
-    std::memcpy(&ex, payload.data() + head_len - extra, sizeof ex);
+    std::memcpy(&ex, u.head.extra.data(), sizeof ex);
     if (ex.want_ack) transport::send(h.sender, MsgType::kUpdateAck, nullptr, 0);
   }
 }

@@ -19,15 +19,14 @@
 #include <cstdint>
 #include <string>
 
-#include "core/stats.hpp"
-
 namespace mw::transport {
 
 inline constexpr uint32_t kMagic = 0x5941574d;  // "MWAY" in memory on a little-endian host
 inline constexpr uint16_t kVersion = 1;
 
 // Message types. 1..15 are the transport's own; the protocols add theirs from
-// kFirstProtocol on, before kEnd, and give each a name in type_name().
+// kFirstProtocol on, before kEnd, and give each a name in type_name() and a kind in
+// kind_of() (accounting.hpp).
 enum class MsgType : uint16_t {
   kInvalid = 0,
   kDone = 1,   // rendezvous: the receiver has read the bulk; the sender may reuse it
@@ -37,7 +36,7 @@ enum class MsgType : uint16_t {
   kPong,
   kData,
   kHello,  // start-up: each rank greets the next, proving the fabric connects them
-  // Entry consistency (locks.cpp, barriers.cpp; the update wire format is updates.hpp).
+  // Entry consistency (ec/locks.cpp, ec/barriers.cpp; the update wire format is ec/updates.hpp).
   kLockRequest,    // acquirer -> the lock's manager
   kLockForward,    // manager -> the lock's probable owner (the request, unchanged)
   kLockGrant,      // owner -> acquirer: the lock, with the bound data it lacks
@@ -49,7 +48,7 @@ enum class MsgType : uint16_t {
   kBarrierData,    // more of an arrival's or a release's updates, ahead of it
   kBarrierRelease, // manager -> crosser, with the updates of the others it lacks
   kFinalizing,     // a rank reached mw_finalize: it crosses no more barriers
-  // Release and processor consistency (copysets.cpp, pending_updates.cpp).
+  // Release and processor consistency (rc/copysets.cpp, rc/pending_updates.cpp).
   kPageRequest,    // faulting rank -> the page's home: send me the page, add me
   kPageData,       // home -> faulting rank: the page and its copyset
   kCopysetJoin,    // home -> the page's other members: a rank joins (they answer kCopysetAck)
@@ -63,45 +62,6 @@ enum class MsgType : uint16_t {
   kUpdateAck,      // member -> writer: a release's updates are in place
   kEnd  // one past the last type
 };
-
-// What each type is for, in the statistics (mwrun --stats): every protocol type maps to
-// one stats::Kind here.
-constexpr stats::Kind kind_of(uint16_t type) {
-  switch (static_cast<MsgType>(type)) {
-    case MsgType::kLockRequest:
-    case MsgType::kLockForward:
-    case MsgType::kLockRevoke:
-    case MsgType::kLockRevokeAck:
-      return stats::Kind::Lock;
-    case MsgType::kLockGrant:
-    case MsgType::kGrantData:
-    case MsgType::kLockBindings:
-      return stats::Kind::Grant;
-    case MsgType::kBarrierArrive:
-    case MsgType::kBarrierData:
-    case MsgType::kBarrierRelease:
-      return stats::Kind::Barrier;
-    case MsgType::kPageRequest:
-    case MsgType::kPageData:
-    case MsgType::kCopysetJoin:
-    case MsgType::kCopysetAck:
-    case MsgType::kCopysetLeave:
-    case MsgType::kCopysetLeft:
-    case MsgType::kCopysetLeftAck:
-      return stats::Kind::Page;
-    case MsgType::kUpdate:
-    case MsgType::kUpdateData:
-    case MsgType::kUpdateAck:
-      return stats::Kind::Update;
-    case MsgType::kPing:
-    case MsgType::kPong:
-    case MsgType::kData:
-    case MsgType::kDone:
-    case MsgType::kChunk:
-    default:
-      return stats::Kind::Control;
-  }
-}
 
 inline constexpr bool is_protocol_type(uint16_t t) {
   return t >= static_cast<uint16_t>(MsgType::kFirstProtocol) &&

@@ -218,8 +218,8 @@ void ring_waiter(int rank);
 // (shared_line) rather than as a message: a barrier release. It first looks at done()
 // alone, without taking the progress role, for what would have been the idle policy's
 // first stage (a couple of microseconds of pauses; none when this host's ranks outnumber
-// its CPUs): taking the role, polling the CQ between looks and handing it back cost
-// about 0.1 us on each side of a 0.4 us barrier. Messages meanwhile go to whichever
+// its CPUs): taking the role, polling the CQ between looks and handing it back cost a
+// good part of a barrier's time. Messages meanwhile go to whichever
 // thread progresses (the service thread). Then it progresses as progress_until does,
 // from the policy's second stage (yields). peer_shares_cpu: the rank whose store it waits
 // for last ran on this CPU, so it runs only once this thread yields: no pauses, a
@@ -231,6 +231,10 @@ void wait_shared(Pred &&done, bool peer_shares_cpu) {
   wait_shared([](void *p) { return (*static_cast<std::remove_reference_t<Pred> *>(p))(); }, &done,
               peer_shares_cpu);
 }
+
+// The largest payload sent eagerly: Config::eager_limit as open() was given it (the
+// default before open()).
+size_t eager_limit();
 
 // Whether large payloads go by RMA read (else by chunks).
 bool uses_rma();
