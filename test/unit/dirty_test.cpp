@@ -92,3 +92,60 @@ TEST_F(DirtyMapTest, CountOutsideSharedMemoryIsAnError) {
 }
 
 }  // namespace
+
+// dirty::take: what a release's flush and the barrier take. It returns the maximal runs
+// of marked bytes, clears exactly what it returns, and leaves kept ranges (bound bytes on
+// a page bound in part) marked and out of the runs.
+class DirtyTakeTest : public DirtyMapTest {
+ protected:
+  // buf_ is 64-byte aligned (mw_malloc_lines(.., 1) aligns to 16: round up).
+  uintptr_t base() const { return (at(0) + 63) & ~uintptr_t{63}; }
+  std::vector<mw::Range> take(size_t off, size_t len, const std::vector<mw::Range> &keep = {}) {
+    std::vector<mw::Range> out;
+    mw::dirty::take(base() + off, len, keep, out);
+    return out;
+  }
+  void mark(size_t off, size_t len) { mw::dirty::mark(reinterpret_cast<void *>(base() + off), len); }
+  size_t marked(size_t off, size_t len) { return mw_dirty_count(reinterpret_cast<void *>(base() + off), len); }
+};
+
+namespace mw {
+bool operator==(const Range &a, const Range &b) { return a.addr == b.addr && a.len == b.len; }
+}  // namespace mw
+
+namespace {
+
+TEST_F(DirtyTakeTest, TakesMaximalRunsAndClearsThem) {
+  mark(3, 5);
+  mark(60, 10);    // across the boundary of two 64-byte groups: one run
+  mark(128, 64);   // a whole group
+  mark(192, 1);    // and the first byte of the next: the same run
+  const std::vector<mw::Range> got = take(0, 512);
+  const std::vector<mw::Range> want{{base() + 3, 5}, {base() + 60, 10}, {base() + 128, 65}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(marked(0, 512), 0u);
+  EXPECT_TRUE(take(0, 512).empty()) << "taken marks are gone";
+}
+
+TEST_F(DirtyTakeTest, AppendsAndStaysInsideItsRange) {
+  mark(0, 256);
+  std::vector<mw::Range> out{{1, 1}};
+  mw::dirty::take(base() + 64, 64, {}, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1], (mw::Range{base() + 64, 64}));
+  EXPECT_EQ(marked(0, 64), 64u);
+  EXPECT_EQ(marked(128, 128), 128u);
+}
+
+TEST_F(DirtyTakeTest, KeptRangesAreNeitherTakenNorCleared) {
+  mark(0, 200);
+  const std::vector<mw::Range> keep{{base() + 10, 20}, {base() + 100, 60}};
+  const std::vector<mw::Range> got = take(0, 256, keep);
+  const std::vector<mw::Range> want{{base(), 10}, {base() + 30, 70}, {base() + 160, 40}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(marked(10, 20), 20u);
+  EXPECT_EQ(marked(100, 60), 60u);
+  EXPECT_EQ(marked(0, 256), 80u);
+}
+
+}  // namespace
