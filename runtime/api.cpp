@@ -2,8 +2,8 @@
 // job, then hands over to the module that owns the mechanism.
 //
 // The ranks of a job find each other (bootstrap) and connect over the transport; locks
-// and bindings (locks.cpp) and barriers (barriers.cpp) keep entry-consistent data;
-// copysets (copysets.cpp) and pending updates (pending_updates.cpp) keep the rest
+// and bindings (ec/locks.cpp) and barriers (ec/barriers.cpp) keep entry-consistent data;
+// copysets (rc/copysets.cpp) and pending updates (rc/pending_updates.cpp) keep the rest
 // release or processor consistent.
 #include <atomic>
 #include <cerrno>

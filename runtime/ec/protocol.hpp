@@ -1,6 +1,7 @@
-// What the consistency protocols (locks.cpp, barriers.cpp) share: the one mutex over
-// their state, this rank's Lamport clock, and how a synchronization object is checked
-// and named in errors.
+// What the consistency protocols share (ec/locks.cpp, ec/barriers.cpp, and rc/ above):
+// the one mutex over their state, this rank's Lamport clock, the consistency model, how a
+// synchronization object is checked and named in errors, and the one reader and writer
+// of a message whose body is a single struct.
 //
 // Threads. Protocol state is changed by message handlers (on the service thread, or on
 // an application thread inside transport::progress_until) and by the application's

@@ -82,7 +82,7 @@ long thread_cpu_ns() {
 // How an idle progress thread waits, in three stages:
 //  1. pause between polls, for the first 64 empty polls (a few microseconds): an answer
 //     from a peer running on another core comes within that. Not when the ranks on this
-//     host outnumber its CPUs (State::pause_polls, set by open()): then the peer is
+//     host outnumber its CPUs (Progress::pause_polls, set by open()): then the peer is
 //     likely waiting for a core, maybe ours, and every pause keeps it from running
 //     (docs/PERFORMANCE.md, "Figures behind the code");
 //  2. sched_yield between polls: if the peer shares our core (more runnable threads than

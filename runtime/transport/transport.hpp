@@ -27,7 +27,7 @@
 // (fi_mr_reg) and sends a small header naming them; the receiver reads them with RMA
 // (fi_read) straight into their destination and answers kDone. Where the provider has
 // no RMA (or Config::use_rma is false) the sender pushes the bulk in eager-sized chunks
-// instead. See transport.cpp for why and for the measurements.
+// instead (transport/send.cpp says why; docs/PERFORMANCE.md has the measurements).
 //
 // Head and bulk. A payload is a head (small: descriptors, lock state) and a bulk (data).
 // The handler receives head ‖ bulk contiguous, unless the receiver registered a Placer
@@ -71,7 +71,7 @@ struct Config {
   bool use_rma = true;  // false: send large bulk in chunks even where the provider has RMA
   // kDoorbell (shm): connect() connects every pair of ranks before it returns, instead of
   // the provider doing it at the first message between them, which then waits for the
-  // peer to poll (see connect_peers() in transport.cpp). false: lazily (tests of that path).
+  // peer to poll (see connect_peers() in transport/transport.cpp). false: lazily (tests of that path).
   bool eager_connect = true;
 };
 
@@ -196,7 +196,7 @@ bool has_mail_count();
 
 // A cache line per rank in the job's shared page, for a protocol step that needs a few
 // words, not a message, when every rank shares this host (kDoorbell): a barrier crossing
-// with no data to move (barriers.cpp). The page is the doorbells' (one shm_open per job,
+// with no data to move (ec/barriers.cpp). The page is the doorbells' (one shm_open per job,
 // zero-filled, unmapped by close()); the transport never reads or writes these lines, so
 // their layout is the user's. nullptr when there is no such page: another wait mode (tcp,
 // ranks on several hosts), a job of one rank, before connect() or after close().
@@ -209,7 +209,7 @@ SharedLine *shared_line(int rank);
 // for inside progress_until (its predicate reads it): wakes that thread if it sleeps.
 // The store must come first; ring_waiter's fence orders it before the look at the
 // sleeper's doorbell, which the sleeper armed before its last look at the predicate
-// (the Dekker pair of ring() and block() in transport.cpp), so either the sleeper sees
+// (the Dekker pair of ring() in transport/wake.hpp and block() in transport/progress.cpp), so either the sleeper sees
 // the store or this sees it armed. A load of one cache line when the thread is awake; it
 // never wakes the rank's service thread (a shared word is no message to take).
 void ring_waiter(int rank);

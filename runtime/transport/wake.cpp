@@ -102,7 +102,7 @@ bool cq_trywait() {
   return true;
 }
 
-// The completion queue, with the best wait object the provider has (see the top).
+// The completion queue, with the best wait object the provider has (see the top of this file).
 void open_cq(size_t size) {
   fi_cq_attr attr{};
   attr.size = size;
