@@ -83,6 +83,13 @@ class PmixBackend : public Backend {
             "a slow start)",
             seconds, missing.empty() ? "some ranks" : describe_ranks(missing).c_str(), size_);
     }
+    // Slurm's PMIx server fails a fence that a rank can no longer enter, having exited or
+    // been killed, with PARTIAL SUCCESS: said as what it means.
+    if (rc == PMIX_ERR_PARTIAL_SUCCESS)
+      fatal(call,
+            "PMIx_Fence over namespace %s failed (%s): a rank of the job has exited or was "
+            "killed before reaching it (the launcher's messages say which)",
+            me_.nspace, PMIx_Error_string(rc));
     check(rc, call, "PMIx_Fence", "over namespace %s", me_.nspace);
   }
 
@@ -151,6 +158,13 @@ class PmixBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> start_pmix(Job &job) {
+  // Newer PMIx releases (not Debian 12's 4.2.2) can hand job data to clients in a segment
+  // (gds/shmem, gds/shmem2) that each client maps at one fixed address, chosen in the
+  // server's address space: it may fall inside Midway's window, which every rank has
+  // reserved before main, and PMIx_Init then fails (ArgoDSM met this under srun: "PMIx
+  // gds/shmem2 shared memory conflict"). The other components map anywhere; excluding
+  // names a PMIx does not have is harmless. A PMIX_MCA_gds of the user's own stays.
+  setenv("PMIX_MCA_gds", "^shmem,shmem2", 0);
   pmix_proc_t me;
   pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
   if (rc != PMIX_SUCCESS) {
