@@ -43,7 +43,6 @@
 // and epoll_ctl with an fd (~3 us; done lazily, within kHandbackGraceNs; see park()).
 #include "transport.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -2112,14 +2111,15 @@ std::vector<uint8_t> open(const Config &cfg) {
   MW_FI_CHECK(fi_endpoint, (g.domain, g.info, &g.ep, nullptr), "");
   MW_FI_CHECK(fi_ep_bind, (g.ep, &g.av->fid, 0), "(address vector)");
   MW_FI_CHECK(fi_ep_bind, (g.ep, &g.cq->fid, FI_TRANSMIT | FI_RECV), "(completion queue)");
+  g.region_name.clear();
+  g.greetings.store(0);
+  g.greeted_all.store(false);
+  g.region_unlinked.store(false);
   if (g.provider == "shm") {
     // Named by this process and rank, not by libfabric ("<pid>:0:0"), so that a later
     // job can tell a Midway rank's region, and whether its owner is gone.
     remove_dead_endpoints();
     g.region_name = mw::leftovers::endpoint_name(cfg.rank, getpid());
-    g.greetings.store(0);
-    g.greeted_all.store(false);
-    g.region_unlinked.store(false);
     MW_FI_CHECK(fi_setname, (&g.ep->fid, g.region_name.data(), g.region_name.size() + 1),
                 "(%s)", g.region_name.c_str());
   }

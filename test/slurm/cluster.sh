@@ -27,6 +27,7 @@ cluster_free_port() {
 
 cluster_start() {
   local dir=$1
+  PATH=$PATH:/usr/sbin:/sbin  # where Debian puts the daemons
   [ "$(id -u)" -eq 0 ] || { cluster_skip "needs root, to run slurmctld and slurmd"; return 77; }
   local t
   for t in slurmctld slurmd srun sinfo; do
@@ -36,6 +37,7 @@ cluster_start() {
   host=$(hostname -s)
   ctld_port=$(cluster_free_port)
   slurmd_port=$(cluster_free_port)
+  while [ "$slurmd_port" = "$ctld_port" ]; do slurmd_port=$(cluster_free_port); done
   mkdir -p "$dir/state" "$dir/spool" "$dir/tmp"
   cat > "$dir/slurm.conf" <<EOF
 ClusterName=midwaytest
