@@ -89,8 +89,9 @@ SIGHUP sent to mwrun are forwarded to the ranks, which are then stopped the same
 The ranks run in a process group of their own; processes they leave behind in it are
 killed when the job ends. If mwrun itself is killed (SIGKILL), its ranks die with it;
 the next mwrun removes the job directory, and any /dev/shm file of a rank that died
-while starting, and says so (what jobs of yours left whose processes are all gone). Rank 0 reads mwrun's standard input unless that is a
-terminal; the other ranks read /dev/null.
+while starting, and says so (only what your jobs left whose processes are gone).
+Rank 0 reads mwrun's standard input unless that is a terminal; the other ranks read
+/dev/null.
 
 Environment of each rank (set by mwrun, read by mw_init):
   MW_RANK, MW_NPROCS       this process's rank and the number of ranks
@@ -995,8 +996,6 @@ class Job {
   int exit_code_ = 0;
 };
 
-}  // namespace
-
 // What killed jobs left behind: their job directories, and /dev/shm files of ranks that
 // died while starting. Removed before this job makes its own, and said in one line.
 void remove_leftovers() {
@@ -1008,6 +1007,8 @@ void remove_leftovers() {
   }
   if (!removed.empty()) say("%s", lo::describe(removed).c_str());
 }
+
+}  // namespace
 
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
