@@ -91,8 +91,11 @@ mkdir "$tmp/exited"
 srun_job -n 4 "$probe" --pids "$tmp/exited" exit 1 3
 [ "$status" -eq 3 ] || fail "the job's exit status is $status, not rank 1's 3"
 grep -q "task 1: Exited with exit code 3" <<<"$out" || fail "srun did not report rank 1's exit"
-grep -q "mw_finalize: .*a rank of the job has exited" <<<"$out" \
-  || fail "the other ranks did not say why they stop"
+grep -q "tasks 0,2-3: Exited with exit code 1" <<<"$out" || fail "the other ranks did not fail"
+# Slurm fails their last fence (PARTIAL SUCCESS) or, now and then, completes it without
+# rank 1: either way each says why it fails.
+[ "$(grep -cE "mw_finalize: .*(a rank of the job has exited|rank 1 of 4 never reached mw_finalize)" \
+     <<<"$out")" -eq 3 ] || fail "the other ranks did not say why they stop"
 [ "$seconds" -lt 30 ] || fail "the job took $seconds s to stop"
 expect_nothing_left "$tmp/exited"
 
