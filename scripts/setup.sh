@@ -11,6 +11,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   nlohmann-json3-dev                                      # mwrun reads the ranks' statistics
   iproute2                                                # netns multi-host tests
+  slurmctld slurmd slurm-client                           # srun --mpi=pmix tests (test/slurm)
+  hyperfine                                               # launch start-up times (bench)
   python3-matplotlib                                      # main job: the MM-ec vs MM-rc plot
 )
 

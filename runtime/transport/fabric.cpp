@@ -42,6 +42,13 @@ void gather(std::span<const iovec> iov, size_t from, std::byte *dst, size_t len)
 }
 
 
+void unlink_region_once_mapped() {
+  if (fab.region_name.empty() || !fab.greeted_all.load(std::memory_order_acquire) ||
+      fab.greetings.load(std::memory_order_acquire) < fab.cfg.rank)
+    return;
+  if (!fab.region_unlinked.exchange(true)) shm_unlink(fab.region_name.c_str());
+}
+
 fid_mr *reg(void *buf, size_t len, uint64_t access, const char *what) {
   fid_mr *mr = nullptr;
   uint64_t key = fab.mr_prov_key ? 0 : fab.next_key.fetch_add(1);

@@ -111,6 +111,12 @@ struct Fabric {
   std::mutex fab_mu;
   bool fab_lock = true;
   std::atomic<uint64_t> next_key{1};
+  // shm: this endpoint's region in /dev/shm (core/leftovers.hpp), unlinked once every
+  // peer has mapped it: when connect_peers() is done and every lower rank's greeting is in.
+  std::string region_name;
+  std::atomic<int> greetings{0};
+  std::atomic<bool> greeted_all{false};
+  std::atomic<bool> region_unlinked{false};
 };
 extern Fabric &fab;  // never destroyed: the service thread may outlive static destructors
 
@@ -210,6 +216,14 @@ inline size_t total_len(std::span<const iovec> iov) {
   for (const iovec &v : iov) n += v.iov_len;
   return n;
 }
+
+// shm: once every peer has mapped this endpoint's region, its name is needed no more;
+// unlinked then, the region goes with the last process that maps it, however the job
+// ends (a rank killed by SIGKILL included). Rank r knows every peer has it mapped when
+// its own greetings to ranks above it have gone through (connect_peers()) and the
+// greetings of the r ranks below it have arrived: a peer writes into this region to
+// send here, and answers a connection request only once it has mapped the requester's.
+void unlink_region_once_mapped();
 
 // ---- Registration ----
 

@@ -389,6 +389,8 @@ void on_recv(RxBuf *rx, size_t len, fi_addr_t src, bool run_handlers) {
     DoneBody d;
     std::memcpy(&d, payload, sizeof d);
     if (d.id == kGreetingId) {  // connect_peers(): the pair is connected, nothing to do
+      fab.greetings.fetch_add(1, std::memory_order_acq_rel);
+      unlink_region_once_mapped();
       post_recv(rx);
       return;
     }

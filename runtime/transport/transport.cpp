@@ -12,7 +12,6 @@
 //   send.*               eager (inject, split, send buffer), rendezvous (RMA read), chunked
 //   message.*            the wire format and validate(), the one check at arrival
 //   accounting.hpp       what each message counts as in the statistics
-//   shm_names.hpp        what the job keeps in /dev/shm
 //   transport.cpp        open, connect, send, progress_until, close (mirroring open), ...
 //
 // Idle progress threads must not burn a core (2-core machines run 8 ranks), yet a lock
@@ -31,12 +30,12 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "core/leftovers.hpp"
 #include "core/stats.hpp"
 #include "transport/fabric.hpp"
 #include "transport/progress.hpp"
 #include "transport/receive.hpp"
 #include "transport/send.hpp"
-#include "transport/shm_names.hpp"
 #include "transport/wake.hpp"
 
 namespace mw::transport {
@@ -92,6 +91,16 @@ void connect_peers() {
     timespec ts{0, nap_ns};
     nanosleep(&ts, nullptr);
   }
+  fab.greeted_all.store(true, std::memory_order_release);
+  unlink_region_once_mapped();
+}
+
+// Regions of ranks that died before every peer had mapped them (core/leftovers.hpp): a
+// process given such a rank's pid could not name its own region so, and 16 MiB each
+// stay in /dev/shm until someone removes them. Said once, on standard error.
+void remove_dead_endpoints() {
+  std::vector<leftovers::Removed> removed = leftovers::remove_dead_endpoints();
+  if (!removed.empty()) mw::warn("mw_init", "%s", leftovers::describe(removed).c_str());
 }
 
 }  // namespace
@@ -148,7 +157,18 @@ std::vector<uint8_t> open(const Config &cfg) {
   MW_FI_CHECK(fi_endpoint, (fab.domain, fab.info, &fab.ep, nullptr), "");
   MW_FI_CHECK(fi_ep_bind, (fab.ep, &fab.av->fid, 0), "(address vector)");
   MW_FI_CHECK(fi_ep_bind, (fab.ep, &fab.cq->fid, FI_TRANSMIT | FI_RECV), "(completion queue)");
-  if (fab.provider == "shm") shm_names::remove_regions_of(getpid());  // a dead process's, our pid's
+  fab.region_name.clear();
+  fab.greetings.store(0);
+  fab.greeted_all.store(false);
+  fab.region_unlinked.store(false);
+  if (fab.provider == "shm") {
+    // Named by this process and rank, not by libfabric ("<pid>:0:0"), so that a later
+    // job can tell a Midway rank's region, and whether its owner is gone.
+    remove_dead_endpoints();
+    fab.region_name = leftovers::endpoint_name(cfg.rank, getpid());
+    MW_FI_CHECK(fi_setname, (&fab.ep->fid, fab.region_name.data(), fab.region_name.size() + 1),
+                "(%s)", fab.region_name.c_str());
+  }
   MW_FI_CHECK(fi_enable, (fab.ep), "");
   if (wake.wait == WaitMode::kDoorbell) open_bells();
   if (wake.wait == WaitMode::kFd) open_wakeup_fds();

@@ -23,7 +23,7 @@
 #include <climits>
 
 #include "core/error.hpp"
-#include "transport/shm_names.hpp"
+#include "core/leftovers.hpp"
 
 namespace mw::transport {
 
@@ -133,7 +133,7 @@ void open_cq(size_t size) {
 }
 
 void open_bells() {
-  wake.bells_name = shm_names::bells(fab.cfg.job_secret);
+  wake.bells_name = leftovers::bells_name(fab.cfg.job_secret);
   const char *name = wake.bells_name.c_str();
   int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) mw::fatal_errno("shm_open", "cannot open the job's doorbell page %s", name);

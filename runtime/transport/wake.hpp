@@ -87,7 +87,7 @@ bool cq_trywait();
 
 // The completion queue, with the best wait object the provider has: sets wake.wait.
 void open_cq(size_t size);
-// kDoorbell: the job's shared page (shm_names::bells), mapped.
+// kDoorbell: the job's shared page (core/leftovers.hpp: bells_name), mapped.
 void open_bells();
 // kFd: the service thread's eventfd and epoll.
 void open_wakeup_fds();
