@@ -27,7 +27,11 @@ extern "C" {
  * All shared data, static (MW_SHARED) and dynamic (mw_malloc), lives in one window of
  * virtual addresses, [MW_WINDOW_BASE, MW_WINDOW_BASE + MW_WINDOW_SIZE), at the same
  * address in every process of a job. `mwcc` links the section MW_SHARED_SECTION at
- * MW_WINDOW_BASE; the runtime maps the mw_malloc heap above it.
+ * MW_WINDOW_BASE and MW_SHARED_BSS_SECTION right after it (lib/midway.ld); the runtime
+ * maps the mw_malloc heap above them. The pass moves zero-initialized shared variables
+ * into MW_SHARED_BSS_SECTION, which is NOBITS like .bss: it takes no room in the
+ * executable file. The static shared data is both sections, from MW_WINDOW_BASE to the
+ * end of the second.
  *
  * Every byte p of the window has one dirty *bit*: bit (p & 7) of the shadow byte at
  * (p >> 3) + MW_SHADOW_OFFSET. Compiled code sets the bits of the bytes it stores to,
@@ -59,7 +63,8 @@ extern "C" {
 #define MW_WINDOW_BASE 0x40000000ULL      /* 1 GiB                                     */
 #define MW_WINDOW_SIZE 0x10000000000ULL   /* 1 TiB of address space, reserved lazily   */
 #define MW_SHADOW_OFFSET 0x100000000000ULL /* 16 TiB: shadow(p) = (p >> 3) + offset     */
-#define MW_SHARED_SECTION "mw_shared"     /* section of static shared data             */
+#define MW_SHARED_SECTION "mw_shared"     /* static shared data with initial values      */
+#define MW_SHARED_BSS_SECTION "mw_shared_bss" /* zero-initialized static shared data     */
 
 /* What mwcc-compiled objects tell the runtime about themselves, so that it can check
  * at start-up that every function they call and pass shared memory to was compiled
@@ -92,6 +97,22 @@ void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) âˆ
  * Misuse is a compile-time error. If you are reading this line in a compiler
  * note: MW_SHARED applies only to file-scope or static variables, never to local
  * (automatic) variables, parameters or functions; use mw_malloc for dynamic data.
+ *
+ * Two other ways make static data shared, for code that cannot be annotated one
+ * variable at a time:
+ *   - `#pragma clang section data="mw_shared"` ... `#pragma clang section data=""`:
+ *     every variable defined in between, zero-initialized ones included (clang
+ *     forbids naming mw_shared in both a data and a bss pragma of one file;
+ *     `bss="mw_shared"` alone shares only the zero-initialized ones). Constants and
+ *     thread-locals stay where they are.
+ *   - `mwcc -fmidway-shared-globals`: every global and static variable defined in
+ *     the files compiled with it, as threads share them (the flag is for programs
+ *     written for threads, such as PARMACS/Splash codes). Thread-locals, constants
+ *     and string literals, variables given another section, and the counters of
+ *     profiling or sanitizer instrumentation stay private. Stack memory is never
+ *     shared. A variable is shared where it is defined: compile every file with it.
+ * Whichever way, the pass links zero-initialized shared variables into
+ * MW_SHARED_BSS_SECTION, so they take no room in the executable file.
  * ---------------------------------------------------------------------------------- */
 #ifdef __cplusplus
 /* A function placed in the same section as this anchor is a "section type conflict". */

@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "midway.h"
+#include "MidwayInstrument.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
@@ -67,6 +67,7 @@
 #include <optional>
 
 using namespace llvm;
+using namespace midway;
 
 #define DEBUG_TYPE "midway-instrument"
 
@@ -74,46 +75,49 @@ using namespace llvm;
 // Knobs
 //===----------------------------------------------------------------------===//
 
+cl::OptionCategory midway::MidwayCategory("Midway options",
+                                          "Options of the midway-instrument pass");
+
 static cl::opt<bool>
     ClInstrument("midway-instrument",
                  cl::desc("Mark writes to Midway shared memory dirty (the "
                           "master switch of the pass)"),
-                 cl::init(true));
+                 cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClInstrumentAtomics(
     "midway-instrument-atomics",
     cl::desc("Mark atomic stores, atomicrmw, cmpxchg and libatomic calls"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClInstrumentMemIntrinsics(
     "midway-instrument-memintrinsics",
     cl::desc("Mark the destination of memset, memcpy and memmove intrinsics"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClInstrumentLibCalls(
     "midway-instrument-lib-calls",
     cl::desc("Mark the ranges written by C library functions the pass knows "
              "(memcpy, strcpy, read, fread, fgets, sprintf, ...); when off, "
              "their writes are reported like those of any other library call"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClOmitPrivate(
     "midway-omit-private",
     cl::desc("Leave writes to provably private memory (stack, non-shared "
              "globals, constants, the C library's heap) unmarked"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClLoopRanges(
     "midway-loop-ranges",
     cl::desc("Mark the contiguous range a loop writes once, after the loop, "
              "instead of after every store"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClMergeAdjacent(
     "midway-merge-adjacent",
     cl::desc("Mark stores that fill a contiguous range in one basic block once, "
              "after the last of them, instead of one by one"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClConditionalMarks(
     "midway-conditional-marks",
@@ -122,20 +126,20 @@ static cl::opt<bool> ClConditionalMarks(
              "shadow's cache line) when data is written again before the "
              "runtime collects it; off by default, as a write-once phase "
              "would pay the load and branch for nothing"),
-    cl::init(false));
+    cl::init(false), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnmarked(
     "midway-warn-unmarked",
     cl::desc("Warn about library calls, intrinsics and inline asm that may "
              "write shared memory without a mark"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnknownCalls(
     "midway-warn-unknown-calls",
     cl::desc("Also warn about calls to external functions that are not C "
              "library functions (by default they are assumed to be compiled "
              "with Midway, which marks their stores)"),
-    cl::init(false));
+    cl::init(false), cl::cat(MidwayCategory));
 
 //===----------------------------------------------------------------------===//
 // Statistics
@@ -169,7 +173,6 @@ ALWAYS_ENABLED_STATISTIC(NumWarnings,
 static constexpr uint64_t WindowBase = MW_WINDOW_BASE;
 static constexpr uint64_t WindowSize = MW_WINDOW_SIZE;
 static constexpr uint64_t ShadowOffset = MW_SHADOW_OFFSET;
-static constexpr StringLiteral SharedSection = MW_SHARED_SECTION;
 // Data bytes per shadow byte (one dirty bit each).
 static constexpr uint64_t BytesPerShadowByte = 8;
 // The widest read-modify-write a mark uses; wider partial marks call the runtime.
@@ -211,10 +214,15 @@ constexpr StringLiteral AsmCannotMark =
 constexpr StringLiteral AssumedCompiled =
     "; it is marked dirty only if the callee is compiled with Midway (mwcc)";
 
-/// Reports that the write of instruction I is not marked: "file:line:col:
-/// midway: <What>", or "midway: in function 'f': <What>" without debug
-/// information.
+/// Reports that the write of instruction I is not marked.
 void warnUnmarked(const Instruction &I, const Twine &What) {
+  warn(I, What);
+  ++NumWarnings;
+}
+
+} // namespace
+
+void midway::warn(const Instruction &I, const Twine &What) {
   std::string Where;
   if (const DebugLoc &Loc = I.getDebugLoc())
     Where = (Loc->getFilename() + ":" + Twine(Loc.getLine()) + ":" +
@@ -224,8 +232,15 @@ void warnUnmarked(const Instruction &I, const Twine &What) {
     Where =
         "midway: in function '" + demangle(I.getFunction()->getName()) + "': ";
   I.getContext().diagnose(DiagnosticInfoMidway(Where + What));
-  ++NumWarnings;
 }
+
+void midway::warn(const GlobalValue &GV, const Twine &What) {
+  GV.getContext().diagnose(
+      DiagnosticInfoMidway("midway: " + GV.getParent()->getSourceFileName() +
+                           ": " + What));
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Omission rules
@@ -235,9 +250,6 @@ void warnUnmarked(const Instruction &I, const Twine &What) {
 // mark without a window check; anything else -> a window check, then the mark.
 //===----------------------------------------------------------------------===//
 
-/// Where the memory behind a pointer can be.
-enum class Region { Private, Shared, Unknown };
-
 /// (a) Stack memory. The runtime reserves the window at a fixed address and the
 /// kernel never places a thread stack inside a reservation, so an alloca is
 /// never in the window, whether or not its address escapes. (Unlike
@@ -245,16 +257,15 @@ enum class Region { Private, Shared, Unknown };
 /// thread see it".)
 bool isStackObject(const Value *Obj) { return isa<AllocaInst>(Obj); }
 
-/// (b) Globals outside section mw_shared. mwcc links only that section into the
-/// window, so a global variable defined here in another section, or any
-/// function (code), is never shared. A declaration or an interposable
-/// definition may be replaced by an MW_SHARED definition in another file, so it
-/// is not private.
+/// (b) Globals outside the shared sections. mwcc links only those into the
+/// window, so a global variable defined here elsewhere, or any function (code),
+/// is never shared. A declaration or an interposable definition may be replaced
+/// by an MW_SHARED definition in another file, so it is not private.
 bool isNonSharedGlobal(const Value *Obj) {
   if (isa<Function>(Obj))
     return true;
   const auto *GV = dyn_cast<GlobalVariable>(Obj);
-  return GV && GV->getSection() != SharedSection && !GV->isDeclaration() &&
+  return GV && !isInSharedSection(*GV) && !GV->isDeclaration() &&
          !GV->isInterposable();
 }
 
@@ -275,12 +286,13 @@ bool isNoObject(const Value *Obj) {
   return isa<ConstantPointerNull>(Obj) || isa<UndefValue>(Obj);
 }
 
-/// An MW_SHARED global: linked into the window, so a write to it is marked
-/// without a window check. A declaration is trusted like a definition (C merges
-/// the attribute of an earlier declaration into the definition).
+/// A shared global (MW_SHARED, #pragma clang section, -midway-shared-globals):
+/// linked into the window, so a write to it is marked without a window check.
+/// A declaration is trusted like a definition (C merges the attribute of an
+/// earlier declaration into the definition).
 bool isSharedGlobal(const Value *Obj) {
   const auto *GV = dyn_cast<GlobalVariable>(Obj);
-  return GV && GV->getSection() == SharedSection;
+  return GV && isInSharedSection(*GV);
 }
 
 //===----------------------------------------------------------------------===//
@@ -812,7 +824,9 @@ private:
   void markLongRange(IRBuilder<> &IRB, Value *Addr, uint64_t Size);
   void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
-  Value *inWindow(IRBuilder<> &IRB, Value *Addr);
+  Value *inWindow(IRBuilder<> &IRB, Value *Addr) {
+    return midway::inWindow(IRB, Addr, IntptrTy);
+  }
 
   ModuleInstrumenter &MI;
   Function &F;
@@ -1870,9 +1884,9 @@ Value *FunctionInstrumenter::shadowAddress(IRBuilder<> &IRB, Value *Addr) {
   return IRB.CreateIntToPtr(Shadow, PtrTy);
 }
 
-/// (uintptr_t)p - MW_WINDOW_BASE < MW_WINDOW_SIZE, as midway.h's mw_in_window:
-/// one subtract and one unsigned compare. Addr is a pointer, or lane addresses.
-Value *FunctionInstrumenter::inWindow(IRBuilder<> &IRB, Value *Addr) {
+} // namespace
+
+Value *midway::inWindow(IRBuilder<> &IRB, Value *Addr, IntegerType *IntptrTy) {
   Type *AddrTy = Addr->getType();
   Type *IntTy = AddrTy->isVectorTy()
                     ? VectorType::get(IntptrTy, cast<VectorType>(AddrTy))
@@ -1883,6 +1897,8 @@ Value *FunctionInstrumenter::inWindow(IRBuilder<> &IRB, Value *Addr) {
       IRB.CreateSub(Addr, ConstantInt::get(IntTy, WindowBase)),
       ConstantInt::get(IntTy, WindowSize), "midway.in.window");
 }
+
+namespace {
 
 /// Marks [Addr, Addr + Len) before InsertBefore, checking first that Addr is
 /// in the window if asked to. A constant length is marked inline; a length
@@ -2109,8 +2125,9 @@ public:
     }
     FunctionAnalysisManager &FAM =
         MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+    // Shared globals first, so that every omission rule sees them shared.
+    bool Changed = placeSharedGlobals(M);
     ModuleInstrumenter MI(M);
-    bool Changed = false;
     for (Function &F : M) {
       if (F.isDeclaration() || isExempt(F))
         continue;

@@ -63,19 +63,27 @@ void commit_shadow(uintptr_t begin, uintptr_t end, const char *what) {
 __attribute__((constructor(101))) void setup() {
   g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   // Where the linker put the program's MW_SHARED data: read from the executable's
-  // section headers, since program headers carry no names.
-  std::optional<image::Section> shared =
+  // section headers, since program headers carry no names. The initialized part sits
+  // at the window base, the zero-initialized part (NOBITS) right after it, aligned.
+  std::optional<image::Section> data =
       image::read_section("/proc/self/exe", MW_SHARED_SECTION, false);
-  uintptr_t sbegin = shared ? shared->addr : kBase;
-  size_t ssize = shared ? shared->size : 0;
-  if (sbegin != kBase)
+  std::optional<image::Section> bss =
+      image::read_section("/proc/self/exe", MW_SHARED_BSS_SECTION, false);
+  const uintptr_t data_end = kBase + (data ? data->size : 0);
+  if (data && data->addr != kBase)
     fatal("mw_init",
           "the program's shared data (section %s) is at 0x%lx, not at the window base 0x%lx: "
           "compile and link it with mwcc",
-          MW_SHARED_SECTION, static_cast<unsigned long>(sbegin),
+          MW_SHARED_SECTION, static_cast<unsigned long>(data->addr),
           static_cast<unsigned long>(kBase));
+  if (bss && bss->size && (bss->addr < data_end || bss->addr - data_end >= 4096))
+    fatal("mw_init",
+          "the program's zero-initialized shared data (section %s) is at 0x%lx, not right "
+          "after its other shared data at 0x%lx: compile and link it with mwcc",
+          MW_SHARED_BSS_SECTION, static_cast<unsigned long>(bss->addr),
+          static_cast<unsigned long>(data_end));
   g_layout.static_begin = kBase;
-  g_layout.static_end = kBase + ssize;
+  g_layout.static_end = bss && bss->size ? bss->addr + bss->size : data_end;
   g_layout.heap_begin = round_up(g_layout.static_end, 1 << 21);
 
   // A brk heap inside the window means the program was linked without mwcc's anchor at

@@ -1,0 +1,79 @@
+//===- MidwayInstrument.h - What the pass's files share ---------*- C++ -*-===//
+//
+// Part of Midway, a distributed shared memory for C.
+//
+//===----------------------------------------------------------------------===//
+//
+// The midway-instrument pass is one pipeline (MidwayInstrument.cpp) with
+// helpers along clear seams:
+//   * SharedGlobals.cpp: which global variables live in the shared window, and
+//     putting them there (MW_SHARED, #pragma clang section, -midway-shared-globals,
+//     zero-initialized data in a NOBITS section);
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MIDWAY_PASS_MIDWAYINSTRUMENT_H
+#define MIDWAY_PASS_MIDWAYINSTRUMENT_H
+
+#include "midway.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Support/CommandLine.h"
+
+#include <tuple>
+
+namespace llvm {
+class DILocation;
+class LoopInfo;
+class ScalarEvolution;
+} // namespace llvm
+
+namespace midway {
+
+/// The category of the pass's options, so that `-mllvm --help` lists them
+/// together under "Midway options".
+extern llvm::cl::OptionCategory MidwayCategory;
+
+/// Where the memory behind a pointer can be: provably outside the window (no
+/// mark, no check), in a shared global (no window check needed), or unknown
+/// (a window check first).
+enum class Region { Private, Shared, Unknown };
+
+/// (uintptr_t)p - MW_WINDOW_BASE < MW_WINDOW_SIZE, as midway.h's mw_in_window:
+/// one subtract and one unsigned compare. Addr is a pointer, or lane addresses.
+llvm::Value *inWindow(llvm::IRBuilder<> &IRB, llvm::Value *Addr,
+                      llvm::IntegerType *IntptrTy);
+
+/// Reports a Midway warning, "file:line:col: midway: <What>" (or "midway: in
+/// function 'f': <What>" without debug information), as clang's
+/// -Wbackend-plugin.
+void warn(const llvm::Instruction &I, const llvm::Twine &What);
+void warn(const llvm::GlobalValue &GV, const llvm::Twine &What);
+
+//===----------------------------------------------------------------------===//
+// SharedGlobals.cpp
+//===----------------------------------------------------------------------===//
+
+/// Whether global variable GV is linked into the shared window: the one answer
+/// to "is this global shared" that every part of the pass uses. True for an
+/// explicit section MW_SHARED_SECTION or MW_SHARED_BSS_SECTION (MW_SHARED), and
+/// for a definition that `#pragma clang section` puts there (clang records the
+/// pragma as "data-section"/"bss-section" attributes, not as a section).
+bool isInSharedSection(const llvm::GlobalVariable &GV);
+
+/// Puts the module's shared global variables into the window's sections, in the
+/// one form the backend and mwcc's link layout agree on, before anything is
+/// instrumented: zero-initialized data into the NOBITS MW_SHARED_BSS_SECTION,
+/// the rest into MW_SHARED_SECTION. With -midway-shared-globals, every global
+/// and static variable the module defines that can be shared joins them first.
+/// Returns whether it changed the module.
+bool placeSharedGlobals(llvm::Module &M);
+
+} // namespace midway
+
+#endif // MIDWAY_PASS_MIDWAYINSTRUMENT_H
