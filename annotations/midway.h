@@ -90,6 +90,90 @@ static inline unsigned char *mw_shadow(const void *p) {
 void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) ∩ window */
 
 /* ------------------------------------------------------------------------------------
+ * The check build (mwcc -fmidway-check): the contract between the pass and the runtime
+ *
+ * Besides its marks, a check build calls the runtime before every access that may reach
+ * shared data, loads included:
+ *
+ *     if (mw_in_window(p))                        <- inline; omitted for MW_SHARED data
+ *       __mw_check_load(p, size, &site);           (or __mw_check_store)
+ *
+ * so that private memory pays one compare and branch, and shared memory a call that
+ * tests the access against this rank's own state (locks held, bindings) with no
+ * message. Which accesses: loads and stores (atomic ones too), the source (a load) and
+ * destination (a store) of memcpy, memmove and memset, masked and gathered/scattered
+ * vector lanes (each enabled lane), and the range a modelled C library call wrote
+ * (checked after the call, when its length is known). Accesses the pass proves private
+ * (the omission rules: stack, non-shared globals, constants, the C library's heap) are
+ * not checked. A loop whose stores are marked once after the loop still checks each
+ * access in it. Reads made by C library functions are not checked.
+ *
+ * Each check names a site: a constant struct mw_site the pass emits once per source
+ * location, access size and kind, into section MW_SITES_SECTION, so that the runtime
+ * can also enumerate every site of the program (__start_mw_sites, __stop_mw_sites: an
+ * array of struct mw_site). Locations come from the debug line tables (mwcc adds
+ * -gline-tables-only unless the user gave -g); without them a site has only its
+ * function.
+ * ---------------------------------------------------------------------------------- */
+#define MW_SITES_SECTION "mw_sites"       /* every struct mw_site of the program      */
+#define MW_OBJECT_MAX_DIMS 4
+
+/* A source location, one frame of an access's inlined-at chain. */
+struct mw_location {
+  const char *file;                     /* as the compiler was given it; NULL: unknown */
+  const char *function;                 /* the function the code of this frame is in */
+  uint32_t line, column;                /* 0: unknown                                */
+  const struct mw_location *inlined_at; /* the call this frame was inlined into, or NULL */
+};
+
+/* A global variable accesses fall in, as the pass saw it: enough to print an access as
+ * `A[3][17]` from its address. One per variable and object file (several objects may
+ * describe one variable). */
+struct mw_object {
+  const char *name;                     /* its name in the source (a function's static:
+                                           "function.name"; C++: demangled)          */
+  const void *base;                     /* its address                               */
+  uint64_t size;                        /* bytes                                     */
+  uint64_t element_size;                /* bytes of one element of the innermost array
+                                           dimension (the whole size if rank is 0)   */
+  uint32_t rank;                        /* array dimensions described, 0 to 4        */
+  uint32_t reserved;
+  uint64_t dims[MW_OBJECT_MAX_DIMS];    /* their extents, outermost first            */
+};
+
+/* Bits of mw_site.access. */
+#define MW_ACCESS_LOAD 1u
+#define MW_ACCESS_STORE 2u
+#define MW_ACCESS_ATOMIC 4u             /* atomic instruction or libatomic call       */
+#define MW_ACCESS_RANGE 8u              /* memcpy, memmove, memset or a C library call:
+                                           the size is given at each check           */
+
+/* One access in the program's code. */
+struct mw_site {
+  struct mw_location where;             /* innermost frame, with the inlined-at chain */
+  const struct mw_object *object;       /* the global it falls in, NULL if unknown (the
+                                           heap, a pointer the pass cannot follow)   */
+  uint32_t size;                        /* bytes accessed; 0 if given at run time    */
+  uint8_t access;                       /* MW_ACCESS_* bits                          */
+  uint8_t reserved[3];
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct mw_location) == 32 && sizeof(struct mw_object) == 72 &&
+                  sizeof(struct mw_site) == 48,
+              "the pass emits these structs with this layout");
+#else
+_Static_assert(sizeof(struct mw_location) == 32 && sizeof(struct mw_object) == 72 &&
+                   sizeof(struct mw_site) == 48,
+               "the pass emits these structs with this layout");
+#endif
+
+/* Checks of a check build (cold on the fast path: the runtime answers from this rank's
+ * own state). `size` is the access's size in bytes (at run time for ranges). */
+void __mw_check_load(const void *addr, size_t size, const struct mw_site *site);
+void __mw_check_store(const void *addr, size_t size, const struct mw_site *site);
+
+/* ------------------------------------------------------------------------------------
  * MW_SHARED: file-scope (static storage) shared data
  *
  *     MW_SHARED float A[512][512];

@@ -745,11 +745,19 @@ struct LoopShape {
   const SCEV *BackedgeTakenCount;
 };
 
+/// A load the check build checks.
+struct Load {
+  Instruction *I;
+  Region R = Region::Unknown;
+};
+
 class FunctionInstrumenter {
 public:
-  FunctionInstrumenter(ModuleInstrumenter &MI, Function &F,
-                       FunctionAnalysisManager &FAM)
-      : MI(MI), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy), PtrTy(MI.PtrTy),
+  /// Checks is the check build's state, or null in a default build.
+  FunctionInstrumenter(ModuleInstrumenter &MI, CheckInstrumenter *Checks,
+                       Function &F, FunctionAnalysisManager &FAM)
+      : MI(MI), Checks(Checks), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy),
+        PtrTy(MI.PtrTy),
         TLI(FAM.getResult<TargetLibraryAnalysis>(F)),
         DT(FAM.getResult<DominatorTreeAnalysis>(F)),
         LI(FAM.getResult<LoopAnalysis>(F)),
@@ -764,13 +772,18 @@ public:
     if (ClMergeAdjacent)
       mergeAdjacentStores();
     chooseCalls();
-    return instrument();
+    chooseLoads();
+    bool Changed = instrument();
+    if (Checks)
+      Changed |= instrumentChecks();
+    return Changed;
   }
 
 private:
   // collect
   void collect();
   bool isWrite(const Instruction &I) const;
+  bool isCheckedLoad(const Instruction &I) const;
   static Value *getWritePointer(Instruction *I);
 
   // choose
@@ -795,6 +808,7 @@ private:
   bool mayWriteThroughArgument(const CallBase &CB, unsigned ArgNo,
                                AttributeList Known) const;
   void checkInlineAsm(CallBase &CB);
+  void chooseLoads();
   Region classifyPointer(const Value *Ptr);
   bool isLibcHeapObject(const Value *Obj);
   bool isPosixMemalignResult(const LoadInst *Load) const;
@@ -813,6 +827,9 @@ private:
   void instrumentMaskedScatter(IntrinsicInst *II, Region R);
   void instrumentLibCall(const MarkedCall &C);
   void instrumentLibatomicCall(const MarkedCall &C);
+  bool instrumentChecks();
+  void checkWrite(const Write &W);
+  void checkLoad(const Load &L);
   void markRange(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
                  Value *Len, Align Alignment, bool CheckWindow);
   void markBytes(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
@@ -829,6 +846,7 @@ private:
   }
 
   ModuleInstrumenter &MI;
+  CheckInstrumenter *Checks;
   Function &F;
   const DataLayout &DL;
   IntegerType *IntptrTy;
@@ -839,6 +857,7 @@ private:
   ScalarEvolution &SE;
 
   SmallVector<Write, 16> Writes;
+  SmallVector<Load, 16> Loads; // check builds only
   /// Marks standing for several stores of one block (mergeAdjacentStores).
   struct MergedMark {
     Instruction *After;  // the last of the stores
@@ -896,12 +915,30 @@ bool FunctionInstrumenter::isWrite(const Instruction &I) const {
          isMarkableMaskedWrite(*II, DL);
 }
 
+/// Whether I is a load a check build checks: a load, or a masked load or
+/// gather of whole-byte elements, in the flat address space.
+bool FunctionInstrumenter::isCheckedLoad(const Instruction &I) const {
+  if (const auto *LI = dyn_cast<LoadInst>(&I))
+    return LI->getPointerAddressSpace() == 0 &&
+           !DL.getTypeStoreSize(LI->getType()).isZero();
+  const auto *II = dyn_cast<IntrinsicInst>(&I);
+  if (!II || (II->getIntrinsicID() != Intrinsic::masked_load &&
+              II->getIntrinsicID() != Intrinsic::masked_gather))
+    return false;
+  Type *EltTy = II->getType()->getScalarType();
+  return isa<FixedVectorType>(II->getType()) &&
+         II->getArgOperand(0)->getType()->getPointerAddressSpace() == 0 &&
+         DL.getTypeSizeInBits(EltTy) % 8 == 0 && DL.typeSizeEqualsStoreSize(EltTy);
+}
+
 void FunctionInstrumenter::collect() {
   for (Instruction &I : instructions(F)) {
     // Marks (ours, or another instrumentation's bookkeeping) are not writes of
     // the program.
     if (I.hasMetadata(LLVMContext::MD_nosanitize))
       continue;
+    if (Checks && isCheckedLoad(I))
+      Loads.push_back({&I});
     if (isWrite(I)) {
       // Only the flat address space holds the window: x86's segment-relative
       // address spaces (256-258) are offsets, not addresses.
@@ -1011,6 +1048,15 @@ void FunctionInstrumenter::chooseWrites() {
     if (W.R == Region::Private)
       ++NumOmittedPrivate;
   }
+}
+
+/// Loads of a check build follow the writes' omission rules: what cannot be in
+/// the window is not checked.
+void FunctionInstrumenter::chooseLoads() {
+  for (Load &L : Loads)
+    L.R = classifyPointer(isa<LoadInst>(L.I)
+                              ? cast<LoadInst>(L.I)->getPointerOperand()
+                              : cast<IntrinsicInst>(L.I)->getArgOperand(0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1848,6 +1894,10 @@ void FunctionInstrumenter::instrumentLibCall(const MarkedCall &C) {
   default:
     llvm_unreachable("not a modelled library function");
   }
+  // Here Dst is known to be in the window (or a shared global).
+  if (Checks)
+    Checks->check(After, CB, Dst, Len, MW_ACCESS_STORE | MW_ACCESS_RANGE,
+                  Region::Shared);
   markRange(After, CB.getDebugLoc(), Dst, Len, Align(1), /*CheckWindow=*/false);
 }
 
@@ -1867,8 +1917,92 @@ void FunctionInstrumenter::instrumentLibatomicCall(const MarkedCall &C) {
   Value *Len =
       W.SizeArg ? IRB.CreateZExtOrTrunc(CB.getArgOperand(*W.SizeArg), IntptrTy)
                 : ConstantInt::get(IntptrTy, W.Size);
+  if (Checks)
+    Checks->check(After, CB, CB.getArgOperand(W.PtrArg), Len,
+                  MW_ACCESS_STORE | MW_ACCESS_ATOMIC | (W.SizeArg ? MW_ACCESS_RANGE : 0),
+                  C.R);
   markRange(After, CB.getDebugLoc(), CB.getArgOperand(W.PtrArg), Len, Align(1),
             C.R == Region::Unknown);
+}
+
+//===----------------------------------------------------------------------===//
+// Checks (check builds only; Checks.cpp emits them)
+//
+// Every access that is not provably private gets its own check before it, marks
+// or no marks: a store whose mark a loop range or a merged mark stands for is
+// still checked where it is. The checks of C library calls and libatomic calls
+// are made with their marks, after the call (instrumentLibCall,
+// instrumentLibatomicCall), when the range they wrote is known.
+//===----------------------------------------------------------------------===//
+
+bool FunctionInstrumenter::instrumentChecks() {
+  bool Changed = false;
+  for (const Write &W : Writes)
+    if (W.R != Region::Private) {
+      checkWrite(W);
+      Changed = true;
+    }
+  for (const Load &L : Loads)
+    if (L.R != Region::Private) {
+      checkLoad(L);
+      Changed = true;
+    }
+  return Changed;
+}
+
+void FunctionInstrumenter::checkWrite(const Write &W) {
+  Instruction *I = W.I;
+  IRBuilder<> IRB(I);
+  if (auto *SI = dyn_cast<StoreInst>(I)) {
+    Checks->check(I, *I, SI->getPointerOperand(),
+                  IRB.CreateTypeSize(IntptrTy,
+                                     DL.getTypeStoreSize(SI->getValueOperand()->getType())),
+                  MW_ACCESS_STORE | (SI->isAtomic() ? MW_ACCESS_ATOMIC : 0), W.R);
+  } else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I)) {
+    Type *Ty = isa<AtomicRMWInst>(I)
+                   ? cast<AtomicRMWInst>(I)->getValOperand()->getType()
+                   : cast<AtomicCmpXchgInst>(I)->getNewValOperand()->getType();
+    Checks->check(I, *I, getWritePointer(I),
+                  ConstantInt::get(IntptrTy, DL.getTypeStoreSize(Ty)),
+                  MW_ACCESS_LOAD | MW_ACCESS_STORE | MW_ACCESS_ATOMIC, W.R);
+  } else if (auto *MemI = dyn_cast<AnyMemIntrinsic>(I)) {
+    // The source of a copy is read: a load check of its own, by its own region.
+    if (auto *Transfer = dyn_cast<AnyMemTransferInst>(MemI))
+      if (Region SrcR = classifyPointer(Transfer->getRawSource());
+          SrcR != Region::Private)
+        Checks->check(I, *I, Transfer->getRawSource(), MemI->getLength(),
+                      MW_ACCESS_LOAD | MW_ACCESS_RANGE, SrcR);
+    Checks->check(I, *I, MemI->getRawDest(), MemI->getLength(),
+                  MW_ACCESS_STORE | MW_ACCESS_RANGE |
+                      (isa<AtomicMemIntrinsic>(MemI) ? MW_ACCESS_ATOMIC : 0),
+                  W.R);
+  } else {
+    auto *II = cast<IntrinsicInst>(I);
+    auto *DataTy = cast<FixedVectorType>(II->getArgOperand(0)->getType());
+    Checks->checkLanes(I, *I, II->getArgOperand(1),
+                       DL.getTypeStoreSize(DataTy->getElementType()),
+                       DataTy->getNumElements(), II->getArgOperand(3),
+                       MW_ACCESS_STORE, W.R);
+  }
+}
+
+void FunctionInstrumenter::checkLoad(const Load &L) {
+  Instruction *I = L.I;
+  if (auto *LI = dyn_cast<LoadInst>(I)) {
+    IRBuilder<> IRB(I);
+    Checks->check(I, *I, LI->getPointerOperand(),
+                  IRB.CreateTypeSize(IntptrTy, DL.getTypeStoreSize(LI->getType())),
+                  MW_ACCESS_LOAD | (LI->isAtomic() ? MW_ACCESS_ATOMIC : 0), L.R);
+    return;
+  }
+  auto *II = cast<IntrinsicInst>(I);
+  auto *DataTy = cast<FixedVectorType>(II->getType());
+  // masked.load(ptr, align, mask, passthru), masked.gather(ptrs, ...): the
+  // same operands.
+  Checks->checkLanes(I, *I, II->getArgOperand(0),
+                     DL.getTypeStoreSize(DataTy->getElementType()),
+                     DataTy->getNumElements(), II->getArgOperand(2),
+                     MW_ACCESS_LOAD, L.R);
 }
 
 //===----------------------------------------------------------------------===//
@@ -2128,10 +2262,13 @@ public:
     // Shared globals first, so that every omission rule sees them shared.
     bool Changed = placeSharedGlobals(M);
     ModuleInstrumenter MI(M);
+    std::optional<CheckInstrumenter> Checks;
+    if (isCheckBuild())
+      Checks.emplace(M);
     for (Function &F : M) {
       if (F.isDeclaration() || isExempt(F))
         continue;
-      if (FunctionInstrumenter(MI, F, FAM).run())
+      if (FunctionInstrumenter(MI, Checks ? &*Checks : nullptr, F, FAM).run())
         FAM.invalidate(F, PreservedAnalyses::none());
       F.addFnAttr(InstrumentedAttr);
       Changed = true;

@@ -9,6 +9,8 @@
 //   * SharedGlobals.cpp: which global variables live in the shared window, and
 //     putting them there (MW_SHARED, #pragma clang section, -midway-shared-globals,
 //     zero-initialized data in a NOBITS section);
+//   * Checks.cpp: the check build (-midway-check), a runtime check before every
+//     access to possibly-shared memory, with a descriptor of its source site;
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +75,60 @@ bool isInSharedSection(const llvm::GlobalVariable &GV);
 /// and static variable the module defines that can be shared joins them first.
 /// Returns whether it changed the module.
 bool placeSharedGlobals(llvm::Module &M);
+
+//===----------------------------------------------------------------------===//
+// Checks.cpp
+//===----------------------------------------------------------------------===//
+
+/// Whether this is a check build (-midway-check).
+bool isCheckBuild();
+
+/// The check build's module-wide state: the descriptors of midway.h's check
+/// ABI (struct mw_site, mw_location, mw_object), each made once per module, and
+/// the runtime's check entry points.
+class CheckInstrumenter {
+public:
+  explicit CheckInstrumenter(llvm::Module &M);
+
+  /// Checks the access of Size bytes (an integer, constant or not) at Addr made
+  /// by instruction I, right before Before. Access is a set of MW_ACCESS_* bits;
+  /// a store is checked with __mw_check_store, anything else with
+  /// __mw_check_load. Region::Unknown puts the call behind the inline window
+  /// check; Region::Shared calls unconditionally.
+  void check(llvm::Instruction *Before, const llvm::Instruction &I,
+             llvm::Value *Addr, llvm::Value *Size, unsigned Access, Region R);
+
+  /// As check, for each lane of a vector access that Mask (a vector of i1)
+  /// enables: lanes at Addrs (a vector of pointers), or, if Addrs is a pointer,
+  /// contiguous lanes of LaneSize bytes from it.
+  void checkLanes(llvm::Instruction *Before, const llvm::Instruction &I,
+                  llvm::Value *Addrs, uint64_t LaneSize, unsigned NumLanes,
+                  llvm::Value *Mask, unsigned Access, Region R);
+
+private:
+  llvm::Constant *getSite(const llvm::Instruction &I, uint64_t Size,
+                          unsigned Access, const llvm::GlobalVariable *Object);
+  llvm::Constant *getLocation(const llvm::DILocation *Loc,
+                              const llvm::Function &F);
+  llvm::Constant *getObject(const llvm::GlobalVariable *GV);
+  llvm::Constant *getString(llvm::StringRef S);
+
+  llvm::Module &M;
+  llvm::LLVMContext &Ctx;
+  const llvm::DataLayout &DL;
+  llvm::IntegerType *IntptrTy;
+  llvm::PointerType *PtrTy;
+  llvm::StructType *LocationTy, *ObjectTy, *SiteTy;
+  llvm::FunctionCallee CheckLoadFn, CheckStoreFn;
+  using SiteKey = std::tuple<const llvm::DILocation *, const llvm::Function *,
+                             uint64_t, unsigned, const llvm::GlobalVariable *>;
+  llvm::DenseMap<SiteKey, llvm::Constant *> Sites;
+  llvm::DenseMap<std::pair<const llvm::DILocation *, const llvm::Function *>,
+                 llvm::Constant *>
+      Locations;
+  llvm::DenseMap<const llvm::GlobalVariable *, llvm::Constant *> Objects;
+  llvm::StringMap<llvm::Constant *> Strings;
+};
 
 } // namespace midway
 
