@@ -174,6 +174,33 @@ void __mw_check_load(const void *addr, size_t size, const struct mw_site *site);
 void __mw_check_store(const void *addr, size_t size, const struct mw_site *site);
 
 /* ------------------------------------------------------------------------------------
+ * Polls: the contract between the pass and the runtime (opt-in for now: compile with
+ * `-mllvm -midway-polls`; mwcc does not pass it until the runtime provides __mw_poll)
+ *
+ * So that a rank busy computing answers its peers within microseconds, the pass puts a
+ * poll on loop back-edges (pass/Polls.cpp says which loops):
+ *
+ *     if (__builtin_expect(__atomic_load_n((const uint64_t *)MW_POLL_WORD,
+ *                                          __ATOMIC_RELAXED) != 0, 0))
+ *       __mw_poll();
+ *
+ * one load from a constant address (no relocation, no GOT, no thread pointer) and a
+ * branch predicted not taken. The runtime:
+ *   - maps a readable page at MW_POLL_WORD (the page just below the window) in every
+ *     process, before any code built with polls runs (as it reserves the window, when
+ *     libmidway is loaded), and keeps the 64-bit word there non-zero exactly while
+ *     messages posted to this rank wait to be served (for instance by mapping there the
+ *     page of the job's shared segment that holds this rank's doorbell);
+ *   - serves them in __mw_poll on the calling thread. A poll may run anywhere a loop
+ *     can: between a store and its dirty mark (the marks of a loop's stores may come
+ *     after the loop), in a signal handler, on any thread, before mw_init or after
+ *     mw_finalize, or while the runtime itself is on the stack. __mw_poll must then do
+ *     nothing harmful, and return at once wherever serving is unsafe.
+ * ---------------------------------------------------------------------------------- */
+#define MW_POLL_WORD 0x3FFFF000ULL        /* MW_WINDOW_BASE - 4096                     */
+void __mw_poll(void);
+
+/* ------------------------------------------------------------------------------------
  * MW_SHARED: file-scope (static storage) shared data
  *
  *     MW_SHARED float A[512][512];

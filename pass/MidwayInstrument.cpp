@@ -13,15 +13,21 @@
 // (p >> 3) + MW_SHADOW_OFFSET. A mark covering whole shadow bytes stores 0xFF to
 // them; one covering part of a shadow byte ORs its bits in.
 //
-// The pass works on one function at a time, in three steps:
+// First it settles which global variables are shared (SharedGlobals.cpp:
+// MW_SHARED, #pragma clang section, -midway-shared-globals) and puts them in
+// the window's sections. Then it works on one function at a time, in three
+// steps:
 //   * collect: every instruction that may write memory (stores, atomics, memory
-//     intrinsics, masked stores and scatters) and every call;
-//   * choose:  classify each written pointer by its underlying objects (private
-//     memory needs no mark, MW_SHARED globals need no window check), replace
+//     intrinsics, masked stores and scatters) and every call; in a check build,
+//     the loads too;
+//   * choose:  classify each accessed pointer by its underlying objects (private
+//     memory needs no mark, shared globals need no window check), replace
 //     the marks of stores that cover a contiguous range in a loop by one mark
 //     after the loop, pick the C library calls whose writes it can compute,
-//     and warn about calls and inline asm that may write memory it cannot mark;
-//   * instrument: emit the marks, right after each write, call or loop.
+//     warn about calls and inline asm that may write memory it cannot mark,
+//     and, with -midway-polls, choose the loops that poll (Polls.cpp);
+//   * instrument: emit the marks, right after each write, call or loop; in a
+//     check build the checks, before each access (Checks.cpp); the polls last.
 //
 // It runs at the end of the optimization pipeline (after vectorization and the
 // passes that delete, merge and widen stores), at every optimization level.
@@ -773,10 +779,14 @@ public:
       mergeAdjacentStores();
     chooseCalls();
     chooseLoads();
+    // Polls are chosen while LoopInfo describes F, and inserted last.
+    SmallVector<PlannedPoll, 4> Polls;
+    if (arePollsEnabled())
+      Polls = planPolls(LI, SE);
     bool Changed = instrument();
     if (Checks)
       Changed |= instrumentChecks();
-    return Changed;
+    return insertPolls(Polls) || Changed;
   }
 
 private:

@@ -4,13 +4,15 @@
 //
 //===----------------------------------------------------------------------===//
 //
-// The midway-instrument pass is one pipeline (MidwayInstrument.cpp) with
+// The midway-instrument pass is one pipeline (MidwayInstrument.cpp) with three
 // helpers along clear seams:
 //   * SharedGlobals.cpp: which global variables live in the shared window, and
 //     putting them there (MW_SHARED, #pragma clang section, -midway-shared-globals,
 //     zero-initialized data in a NOBITS section);
 //   * Checks.cpp: the check build (-midway-check), a runtime check before every
 //     access to possibly-shared memory, with a descriptor of its source site;
+//   * Polls.cpp: polls at loop back-edges (-midway-polls), so that a computing
+//     rank serves its peers' messages.
 //
 //===----------------------------------------------------------------------===//
 
@@ -129,6 +131,30 @@ private:
   llvm::DenseMap<const llvm::GlobalVariable *, llvm::Constant *> Objects;
   llvm::StringMap<llvm::Constant *> Strings;
 };
+
+//===----------------------------------------------------------------------===//
+// Polls.cpp
+//===----------------------------------------------------------------------===//
+
+/// Whether polls are on (-midway-polls).
+bool arePollsEnabled();
+
+/// A loop that gets a poll: on each back-edge (the branch of a latch), or, if
+/// Counted, every -midway-poll-budget iterations on its one back-edge.
+struct PlannedPoll {
+  llvm::BasicBlock *Header;
+  llvm::SmallVector<llvm::Instruction *, 2> BackEdges;
+  bool Counted;
+};
+
+/// Chooses the loops of a function that get a poll (Polls.cpp states the
+/// rule), while LoopInfo still describes the function.
+llvm::SmallVector<PlannedPoll, 4> planPolls(llvm::LoopInfo &LI,
+                                            llvm::ScalarEvolution &SE);
+
+/// Inserts the planned polls; runs last, after marks and checks split blocks.
+/// Returns whether it changed the function.
+bool insertPolls(llvm::ArrayRef<PlannedPoll> Plan);
 
 } // namespace midway
 
