@@ -15,7 +15,7 @@
 // RUN:   -lmidway -o %t.swapped
 // RUN: not %t.swapped 2>&1 | FileCheck %s --check-prefix=SWAPPED
 // DATA: midway: mw_init: the program's shared data (section mw_shared) is at 0x{{[0-9a-f]+}}, not at the window base 0x40000000: compile and link it with mwcc
-// BSS: midway: mw_init: the program's zero-initialized shared data (section mw_shared_bss) is at 0x{{[0-9a-f]+}}, not right after its other shared data at 0x40000000: compile and link it with mwcc
+// BSS: midway: mw_init: the program's zero-initialized shared data (section mw_shared_bss) is at 0x{{[0-9a-f]+}}, not at 0x40000000 (after the initialized shared data, from the window base): compile and link it with mwcc
 // SWAPPED: midway: mw_init: the program's shared data (section mw_shared) is at 0x40100000, not at the window base 0x40000000
 #include <midway.h>
 

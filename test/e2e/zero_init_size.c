@@ -13,6 +13,7 @@
 // CHECK: rank 1 sees 11 22 33 44
 // OFF: executable: 64 MiB or more
 #include <midway.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -20,6 +21,9 @@
 #define N (64u << 20)
 MW_SHARED char big[N];                  /* 64 MiB of zeros */
 MW_SHARED int initialized[4] = {11, 0, 0, 0};
+/* Aligned past a page: the zero-initialized part then starts 64 KiB-aligned, not right
+   at the end of the initialized part (the runtime's start-up check allows exactly that). */
+MW_SHARED char aligned_zeros[16] __attribute__((aligned(65536)));
 MW_SHARED mw_barrier_t step;
 
 int main(int argc, char **argv) {
@@ -35,7 +39,8 @@ int main(int argc, char **argv) {
   mw_init(&argc, &argv);
   if (mw_rank() == 1) printf("executable: %s\n", size);
   char *heap = mw_malloc(64);
-  if ((char *)heap < big + N || (char *)initialized >= big) {
+  if ((char *)heap < big + N || (char *)initialized >= big ||
+      (uintptr_t)aligned_zeros % 65536 != 0 || !mw_in_window(aligned_zeros)) {
     printf("FAIL: layout: initialized %p, big %p, heap %p\n", (void *)initialized,
            (void *)big, (void *)heap);
     return 1;
