@@ -73,14 +73,16 @@ __attribute__((constructor(101))) void setup() {
   if (data && data->addr != kBase)
     fatal("mw_init",
           "the program's shared data (section %s) is at 0x%lx, not at the window base 0x%lx: "
-          "compile and link it with mwcc",
+          "compile and link it with mwcc (or with its flags: pkg-config --libs midway, "
+          "CMake's Midway::Midway, mwcc --showme:link)",
           MW_SHARED_SECTION, static_cast<unsigned long>(data->addr),
           static_cast<unsigned long>(kBase));
   if (bss && bss->size && bss->addr != round_up(data_end, bss->align))
     fatal("mw_init",
           "the program's zero-initialized shared data (section %s) is at 0x%lx, not at 0x%lx "
           "(after the initialized shared data, from the window base): compile and link it "
-          "with mwcc",
+          "with mwcc (or with its flags: pkg-config --libs midway, CMake's Midway::Midway, "
+          "mwcc --showme:link)",
           MW_SHARED_BSS_SECTION, static_cast<unsigned long>(bss->addr),
           static_cast<unsigned long>(round_up(data_end, bss->align)));
   g_layout.static_begin = kBase;
@@ -106,7 +108,8 @@ __attribute__((constructor(101))) void setup() {
   if (brk >= kBase && brk < kEnd)
     fatal("mw_init",
           "the program's brk heap (at 0x%lx) lies inside the shared window [0x%lx, 0x%lx): "
-          "link it with mwcc, which places a marker at the window's end",
+          "link it with mwcc, which places a marker at the window's end (or with its "
+          "flags: pkg-config --libs midway, CMake's Midway::Midway, mwcc --showme:link)",
           static_cast<unsigned long>(brk), static_cast<unsigned long>(kBase),
           static_cast<unsigned long>(kEnd));
 
