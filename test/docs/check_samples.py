@@ -15,6 +15,9 @@ the first word, the language, for highlighting; the rest is for this script):
         with TEXT in its standard error.
   ```c compile-error expect="TEXT"     mwcc -c must fail, saying TEXT
   ```c compile-warning expect="TEXT"   mwcc -c must succeed, warning TEXT
+    ```c native [args="ARGS"]
+        a program that is not a Midway program (the threaded original of a port):
+        built with clang-19 -O2 -pthread and run; it must exit 0.
   ```c fragment                        part of a program: shown, not built
   ```sh run                            run with bash -eo pipefail in the working
                                        directory, mwcc and mwrun on PATH; must exit 0
@@ -107,6 +110,15 @@ class Doc:
             argv, r = self.launch(stem, attrs)
             if r.returncode != 0:
                 raise Failure(f"{' '.join(argv)} exited {r.returncode}:\n{r.stdout}{r.stderr}")
+            self.last_stdout = r.stdout
+        elif lang == "c" and kind == "native":
+            self.write(stem + ".c", text)
+            r = self.run(["clang-19", "-O2", "-Wall", "-pthread", stem + ".c", "-o", stem], "clang-19")
+            if r.returncode != 0:
+                raise Failure(f"clang-19 failed (status {r.returncode}):\n{r.stderr}")
+            r = self.run(["./" + stem] + shlex.split(attrs.get("args", "")), stem)
+            if r.returncode != 0:
+                raise Failure(f"{stem} exited {r.returncode}:\n{r.stdout}{r.stderr}")
             self.last_stdout = r.stdout
         elif lang == "c" and kind is None and "file" in attrs:
             self.write(attrs["file"], text)
