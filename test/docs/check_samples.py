@@ -40,7 +40,7 @@ import tempfile
 
 from markdown_it import MarkdownIt
 
-TIMEOUT = 60  # seconds, for one build or run
+TIMEOUT = 120  # seconds, for one build or run (a loaded machine; a hang still fails)
 
 
 class Failure(Exception):
