@@ -27,18 +27,23 @@ the first word, the language, for highlighting; the rest is for this script):
   ```text output                       the exact standard output of the run before it
   ```text                              literal text: messages, tables, usage
 A block with anything else (no info string, an unknown language or kind) fails the
-test: every sample is either run or classified on purpose.
+test: every sample is either run or classified on purpose. So does a relative link to a
+file that does not exist, or to a heading the file does not have.
 
 usage: check_samples.py BIN_DIR DOC.md [DOC.md ...]   (BIN_DIR holds mwcc and mwrun)
 """
 import os
+import re
 import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
 
-from markdown_it import MarkdownIt
+try:
+    from markdown_it import MarkdownIt
+except ImportError:
+    sys.exit("check_samples.py needs Debian's python3-markdown-it (scripts/setup.sh installs it)")
 
 TIMEOUT = 120  # seconds, for one build or run (a loaded machine; a hang still fails)
 
@@ -174,12 +179,43 @@ class Doc:
                           "this script knows (see test/docs/check_samples.py)")
 
 
+def slugs(path):
+    """The anchors GitHub gives the headings of a Markdown file."""
+    tokens = MarkdownIt("commonmark").parse(open(path).read())
+    out = set()
+    for i, t in enumerate(tokens):
+        if t.type == "heading_open":
+            text = "".join(c.content for c in tokens[i + 1].children if c.type in ("text", "code_inline"))
+            out.add(re.sub(r"[^\w\- ]", "", text.lower()).replace(" ", "-"))
+    return out
+
+
+def check_links(path, tokens):
+    """Relative links must name a file that exists, and an anchor that its headings have."""
+    failures = 0
+    for t in tokens:
+        for c in (t.children or []):
+            href = c.attrs.get("href") if c.type == "link_open" else None
+            if not href or re.match(r"[a-z]+:", href):
+                continue
+            target, _, anchor = href.partition("#")
+            target = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+            line = (t.map[0] + 1) if t.map else 0
+            if not os.path.exists(target):
+                print(f"FAIL  {os.path.relpath(path)}:{line}: link to {href}: no such file")
+                failures += 1
+            elif anchor and target.endswith(".md") and anchor not in slugs(target):
+                print(f"FAIL  {os.path.relpath(path)}:{line}: link to {href}: no such heading")
+                failures += 1
+    return failures
+
+
 def check(path, bindir):
     with open(path) as f:
         tokens = MarkdownIt("commonmark").parse(f.read())
     work = tempfile.mkdtemp(prefix="mw-docs.")
     doc = Doc(path, bindir, work)
-    failures = 0
+    failures = check_links(path, tokens)
     try:
         for t in tokens:
             if t.type not in ("fence", "code_block"):
