@@ -49,9 +49,11 @@ def main():
     settings_doc = "docs/SETTINGS.md" if os.path.exists(os.path.join(src, "docs/SETTINGS.md")) else "docs/mwrun.md"
     need(settings_doc, settings, "getenv in runtime/")
 
-    knobs = re.findall(r'cl::opt<[^>]*>\s*\w+\(\s*"(midway-[a-z-]+)"', read("pass/MidwayInstrument.cpp"))
+    knobs = []
+    for path in glob.glob(os.path.join(src, "pass", "**", "*.cpp"), recursive=True):
+        knobs += re.findall(r'cl::opt<[^>]*>\s*\w+\(\s*"(midway-[a-z-]+)"', open(path).read())
     if not knobs:
-        missing.append("found no -midway-... options in pass/MidwayInstrument.cpp (has the file moved?)")
+        missing.append("found no -midway-... options in pass/*.cpp (has the pass moved?)")
     need("docs/mwcc.md", ["-" + k for k in knobs], "the pass's cl::opt options")
 
     for m in missing:
