@@ -13,6 +13,7 @@ packages=(
   iproute2                                                # netns multi-host tests
   slurmctld slurmd slurm-client                           # srun --mpi=pmix tests (test/slurm)
   hyperfine                                               # launch start-up times (bench)
+  go-md2man python3-markdown-it                           # man pages from docs/; the docs' sample test
   python3-matplotlib                                      # main job: the MM-ec vs MM-rc plot
 )
 

@@ -113,6 +113,9 @@ struct Barrier {
   // as a handler may complete it (take_slot_arrivals(false)).
   bool quiet = true;
   std::vector<std::pair<int, std::vector<Run>>> arrivals;
+  // At the manager, per rank: the runs of an arrival too big for one message, from its
+  // messages before the last (BARRIER_DATA), which on_arrive joins to the last one's.
+  std::vector<std::vector<Run>> parts;
 };
 
 // Never destroyed (as all module state the service thread touches): a rank that
@@ -141,6 +144,7 @@ Barrier &get(uintptr_t addr) {
     slot->addr = addr;
     slot->seen.assign(static_cast<size_t>(protocol::nprocs()), 0);
     slot->by_slot.assign(static_cast<size_t>(protocol::nprocs()), 0);
+    slot->parts.resize(static_cast<size_t>(protocol::nprocs()));
   }
   return *slot;
 }
@@ -312,13 +316,15 @@ void on_arrive(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, sizeof(ArriveExtra));
   ArriveExtra ex;
   std::memcpy(&ex, p.extra.data(), sizeof ex);
-  std::vector<Run> runs;
-  for (const updates::RunDesc &d : p.runs) runs.push_back({d.addr, d.len, 0});
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   if (me() != kManager)
     protocol::malformed(h, "this rank manages no barrier");
   Barrier &k = get(p.object);
+  // The runs of the arrival's earlier messages first (on_data), then its last one's.
+  std::vector<Run> runs = std::move(k.parts[static_cast<size_t>(h.sender)]);
+  k.parts[static_cast<size_t>(h.sender)].clear();
+  for (const updates::RunDesc &d : p.runs) runs.push_back({d.addr, d.len, 0});
   if (k.seen[static_cast<size_t>(h.sender)])
     protocol::malformed(h, "it arrived twice");
   arrive(k, h.sender, ex.epoch, ex.final != 0, std::move(runs),
@@ -326,10 +332,17 @@ void on_arrive(const Header &h, Bytes head) {
 }
 
 // Updates in place (the placer put them there): this rank's own marks on those bytes
-// are superseded.
+// are superseded. At the manager these are the first messages of an arrival too big for
+// one (updates::send splits it): their runs are kept for the arrival's last message,
+// since the manager passes every arrival's runs on to the other ranks (a rank's
+// messages arrive in order, so they all come before it).
 void on_data(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, 0);
   for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+  if (me() != kManager) return;
+  std::lock_guard<std::mutex> g(protocol::mu());
+  std::vector<Run> &parts = get(p.object).parts[static_cast<size_t>(h.sender)];
+  for (const updates::RunDesc &d : p.runs) parts.push_back({d.addr, d.len, 0});
 }
 
 void on_release(const Header &h, Bytes head) {

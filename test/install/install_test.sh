@@ -25,7 +25,8 @@ mv "$tmp/P" "$tmp/Q"
 q=$tmp/Q
 for f in bin/mwcc bin/mwrun include/midway.h lib/libmidway.so lib/MidwayInstrument.so \
          lib/midway_exe.o lib/midway.ld lib/cmake/Midway/MidwayConfig.cmake \
-         lib/cmake/Midway/MidwayConfigVersion.cmake lib/pkgconfig/midway.pc; do
+         lib/cmake/Midway/MidwayConfigVersion.cmake lib/pkgconfig/midway.pc \
+         share/man/man1/mwcc.1 share/man/man1/mwrun.1; do
   [ -e "$q/$f" ] || fail "$f was not installed"
 done
 
