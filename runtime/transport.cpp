@@ -1961,10 +1961,8 @@ void open_cq(size_t size) {
 }
 
 void open_bells() {
-  char name[64];
-  std::snprintf(name, sizeof name, "/midway-%016llx-bells",
-                static_cast<unsigned long long>(g.cfg.job_secret));
-  g.bells_name = name;
+  g.bells_name = doorbell_page_name(g.cfg.job_secret);
+  const char *name = g.bells_name.c_str();
   int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) mw::fatal_errno("shm_open", "cannot open the job's doorbell page %s", name);
   // The bells, then the shared lines (shared_line()): a line each, so a rank waiting on
@@ -2101,8 +2099,21 @@ void remove_stale_shm_regions() {
   closedir(d);
 }
 
+// What this process made that would outlive it if it exits without close() (mw::fatal on
+// any thread, a failed start-up, a program's exit() before mw_finalize): libfabric's shm
+// region of its endpoint (16 MiB, named after the pid, which the provider removes only
+// when the endpoint is closed) and, before connect(), the job's doorbell page. Closing
+// the endpoint here could race the service thread, and only the names outlive the
+// process: they go (peers that mapped them keep their mappings).
+void remove_names_at_exit() {
+  if (g.ep && g.provider == "shm") remove_stale_shm_regions();
+  if (!g.bells_name.empty()) shm_unlink(g.bells_name.c_str());
+}
+
 std::vector<uint8_t> open(const Config &cfg) {
   if (g.opened) mw::fatal("transport::open", "called twice without close");
+  static const bool at_exit = std::atexit(remove_names_at_exit) == 0;
+  (void)at_exit;
   if (cfg.nprocs < 1 || cfg.rank < 0 || cfg.rank >= cfg.nprocs)
     mw::fatal("transport::open", "rank %d is not in a job of %d ranks", cfg.rank, cfg.nprocs);
   if (cfg.eager_limit < 1024 || cfg.eager_limit > (64u << 20))
@@ -2194,7 +2205,10 @@ void connect(const std::vector<std::vector<uint8_t>> &addresses) {
   }
   // Every rank has opened the doorbell page before any rank learns all addresses: the
   // name can go now, and no page outlives the job.
-  if (g.wait == WaitMode::kDoorbell) shm_unlink(g.bells_name.c_str());
+  if (g.wait == WaitMode::kDoorbell) {
+    shm_unlink(g.bells_name.c_str());
+    g.bells_name.clear();
+  }
   g.connected = true;
   g.stopping = false;
   g.service = new std::thread(service_main);
@@ -2323,6 +2337,8 @@ void close() {
   g.fabric = nullptr;
   g.info = nullptr;
   g.bells = nullptr;
+  if (!g.bells_name.empty()) shm_unlink(g.bells_name.c_str());  // closed before connect()
+  g.bells_name.clear();
   g.epoll_fd = g.event_fd = g.cq_fd = -1;
   g.rx.clear();
   g.rx_ring.clear();

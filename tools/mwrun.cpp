@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <ftw.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -40,6 +41,7 @@
 
 #include "bootstrap.hpp"
 #include "stats.hpp"
+#include "transport.hpp"
 
 extern char **environ;
 
@@ -839,8 +841,10 @@ class Job {
         killpg(pgid_, SIGKILL);  // asked again while stopping: no more grace
       }
     }
-    // The ranks are gone; nothing they started outlives the job.
+    // The ranks are gone; nothing they started outlives the job. A rank killed between
+    // opening the job's doorbell page and connecting (which unlinks it) leaves its name.
     if (pgid_ > 0) killpg(pgid_, SIGKILL);
+    shm_unlink(mw::transport::doorbell_page_name(secret_).c_str());
     return exit_code_;
   }
 

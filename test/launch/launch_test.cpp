@@ -141,6 +141,7 @@ class LaunchTest : public ::testing::Test {
   std::vector<pid_t> recorded_pids() {
     std::vector<pid_t> pids;
     for (const auto &e : fs::directory_iterator(dir_ / "pids")) {
+      if (e.path().filename() == "secret") continue;
       std::ifstream in(e.path());
       int pid = 0;
       in >> pid;
@@ -323,6 +324,24 @@ TEST_F(LaunchTest, ARankThatNeverArrivesIsNamedWhenStartUpTimesOut) {
                         "to reach mw_init .*\\(rank [02]\\)")))
       << r.err;
   EXPECT_LT(r.elapsed, std::chrono::seconds(2) + kStopBound);
+}
+
+// A job whose ranks stop in mw_init after opening their endpoints (rank 1 asks for tcp,
+// the others use shm: their addresses mean nothing to each other) leaves nothing in
+// /dev/shm: neither the endpoints' shm regions nor the job's doorbell page, which the
+// ranks unlink only once connected.
+TEST_F(LaunchTest, AJobThatStopsInMwInitLeavesNothingBehind) {
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "provider", "1", "tcp;ofi_rxm"}),
+                 {"FI_TCP_IFACE=lo"});
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("midway: fi_av_insert"), std::string::npos) << r.err;
+  expect_all_stopped(r, 3);
+  expect_no_shm_left();
+  std::ifstream in(dir_ / "pids" / "secret");
+  std::string secret;
+  ASSERT_TRUE(in >> secret) << "rank 0 did not record the job's secret";
+  EXPECT_FALSE(fs::exists("/dev/shm/midway-" + secret + "-bells"))
+      << "the job's doorbell page /dev/shm/midway-" << secret << "-bells was left behind";
 }
 
 TEST_F(LaunchTest, SigintToMwrunIsForwardedAndStopsTheJob) {

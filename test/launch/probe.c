@@ -9,12 +9,16 @@
  *   signal-sleep R SIG  as signal, while the others sleep instead
  *   sleep               every rank sleeps after mw_init (to be stopped from outside)
  *   late R SECONDS      rank R sleeps before mw_init
+ *   provider R PROV     rank R asks for provider PROV (MW_PROVIDER): its endpoint cannot
+ *                       reach the others', and the job stops in mw_init
  *   no-finalize R       rank R returns from main without mw_finalize
  *   phases              mark the phases input, compute and output (sleeping 10, 30
  *                       and 10 ms in them), then print the rank's mw_stats_get figures
  *
  *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
- *                  DIR/child.<R>), so that a test can check that none survives
+ *                  DIR/child.<R>), so that a test can check that none survives, and
+ *                  the job's secret (MW_SECRET, which names its doorbell page) to
+ *                  DIR/secret
  *   --grandchild   each rank first starts a child process that sleeps
  *   --ignore-term  ranks ignore SIGTERM, so that only SIGKILL stops them
  *
@@ -77,9 +81,25 @@ int main(int argc, char **argv) {
   if (pids) {
     write_pid(pids, "rank", early_rank, getpid());
     if (child) write_pid(pids, "child", early_rank, child);
+    if (early_rank == 0 && getenv("MW_SECRET")) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/secret", pids);
+      FILE *f = fopen(path, "w");
+      if (!f || fprintf(f, "%s\n", getenv("MW_SECRET")) < 0 || fclose(f) != 0) {
+        perror(path);
+        exit(2);
+      }
+    }
   }
   if (!strcmp(action, "late") && early_rank == arg_int(argc, argv, i + 1))
     sleep((unsigned)arg_int(argc, argv, i + 2));
+  if (!strcmp(action, "provider") && early_rank == arg_int(argc, argv, i + 1)) {
+    if (i + 2 >= argc) {
+      fprintf(stderr, "probe: provider needs a rank and a provider\n");
+      exit(2);
+    }
+    setenv("MW_PROVIDER", argv[i + 2], 1);
+  }
 
   mw_init(&argc, &argv);
   int rank = mw_rank(), nprocs = mw_nprocs();
