@@ -8,7 +8,7 @@ A leftover is a file in /dev/shm, or an mwrun job directory (mwrun.* in $TMPDIR,
 /tmp), that was not there at the baseline, is still there after a short settle (a job
 that is ending removes its own), and that no live process uses: none maps it, holds it
 open or names it in its environment (a running job's ranks map their shm regions and
-doorbell page and have MW_JOB_DIR set). So files from before the suite, and those of
+doorbell page and have MW_JOB_DIR set; mwrun holds its job directory open). So files from before the suite, and those of
 jobs still running, are not counted. What it cannot tell apart: a leftover of another
 suite's job that ran on this host at the same time.
 """
@@ -18,7 +18,7 @@ import sys
 import time
 
 SHM = "/dev/shm"
-SETTLE_S = 2.0
+SETTLE_S = 3.0
 
 
 def job_root():

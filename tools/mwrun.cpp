@@ -13,6 +13,7 @@
 // mwrun blocks in sigtimedwait for the whole job: SIGCHLD, the signals it forwards and
 // its own deadlines are the only things that wake it.
 #include <dirent.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -257,8 +258,12 @@ class JobDir {
     if (!mkdtemp(tmpl.data()))
       die("cannot create the job directory %s: %s", tmpl.c_str(), std::strerror(errno));
     path_ = tmpl;
+    // Held open while the job runs (not by the ranks): whoever looks for directories that
+    // no live process uses, as the test suite's leftover check does, sees it is in use.
+    fd_ = open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
   }
   ~JobDir() {
+    if (fd_ >= 0) close(fd_);
     // Depth first, so that directories are empty when they are removed.
     nftw(
         path_.c_str(), [](const char *p, const struct stat *, int, FTW *) { return remove(p); }, 16,
@@ -275,6 +280,7 @@ class JobDir {
 
  private:
   std::string path_;
+  int fd_ = -1;
 };
 
 uint64_t random_secret() {
