@@ -314,6 +314,8 @@ std::vector<uint8_t> get(int rank, const char *key) {
 void leave() {
   require_joined("leave");
   g_call = "mw_finalize";
+  const uint8_t one = 1;
+  g_backend->put(detail::kLeftKey, &one, sizeof one);
   g_backend->fence(-1, g_call);
   g_backend->leave();
   g_backend.reset();

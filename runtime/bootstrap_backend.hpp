@@ -27,6 +27,10 @@ class Backend {
   virtual void leave() = 0;
 };
 
+// Every rank puts this key (one byte) just before the fence of bootstrap::leave, so
+// that a backend whose launcher may complete that fence without a dead rank can tell.
+constexpr const char *kLeftKey = "mw.left";
+
 // Each fills in job.rank, nprocs, job_id and all_local, and sets mw::g_rank.
 std::unique_ptr<Backend> start_files(Job &job);
 std::unique_ptr<Backend> start_pmix(Job &job);

@@ -76,13 +76,20 @@ class PmixBackend : public Backend {
     pmix_status_t rc = PMIx_Fence(nullptr, 0, info, ninfo);
     for (size_t i = 0; i < ninfo; i++) PMIX_INFO_DESTRUCT(&info[i]);
     if (rc == PMIX_ERR_TIMEOUT && timeout_ms >= 0) {
-      std::vector<int> missing = not_arrived();
+      std::vector<int> missing = ranks_without(kArrivedKey);
       fatal(call,
             "PMIx_Fence timed out after %d s waiting for %s of %u to reach mw_init (a rank "
             "that crashed, hangs, or starts slowly; raise MW_STARTUP_TIMEOUT, in seconds, for "
             "a slow start)",
             seconds, missing.empty() ? "some ranks" : describe_ranks(missing).c_str(), size_);
     }
+    // Slurm's PMIx server fails a fence that a rank can no longer enter, having exited or
+    // been killed, with PARTIAL SUCCESS: said as what it means.
+    if (rc == PMIX_ERR_PARTIAL_SUCCESS)
+      fatal(call,
+            "PMIx_Fence over namespace %s failed (%s): a rank of the job has exited or was "
+            "killed before reaching it (the launcher's messages say which)",
+            me_.nspace, PMIx_Error_string(rc));
     check(rc, call, "PMIx_Fence", "over namespace %s", me_.nspace);
   }
 
@@ -119,13 +126,23 @@ class PmixBackend : public Backend {
   }
 
   void leave() override {
+    // Slurm's PMIx server can complete the last fence without a rank that has just
+    // exited (seen with srun --mpi=pmix: a rank's exit(3) after mw_init, and now and
+    // then the others' mw_finalize went through). Every rank published kLeftKey before
+    // that fence (bootstrap::leave): one that did not never reached mw_finalize.
+    std::vector<int> missing = ranks_without(kLeftKey);
+    if (!missing.empty())
+      fatal("mw_finalize",
+            "%s of %u never reached mw_finalize (exited or killed), yet the launcher's "
+            "PMIx_Fence over namespace %s completed without it: the job has failed",
+            describe_ranks(missing).c_str(), size_, me_.nspace);
     check(PMIx_Finalize(nullptr, 0), "mw_finalize", "PMIx_Finalize", "of namespace %s", me_.nspace);
   }
 
  private:
-  // The ranks whose mw.arrived the local PMIx server has not seen. Asked with
+  // The ranks whose `key` the local PMIx server has not seen. Asked with
   // PMIX_IMMEDIATE, so that a rank that never came costs no further wait.
-  std::vector<int> not_arrived() {
+  std::vector<int> ranks_without(const char *key) {
     pmix_info_t immediate;
     bool yes = true;
     check(PMIx_Info_load(&immediate, PMIX_IMMEDIATE, &yes, PMIX_BOOL), "mw_init", "PMIx_Info_load",
@@ -135,7 +152,7 @@ class PmixBackend : public Backend {
       pmix_proc_t peer;
       PMIX_LOAD_PROCID(&peer, me_.nspace, r);
       pmix_value_t *v = nullptr;
-      if (PMIx_Get(&peer, kArrivedKey, &immediate, 1, &v) == PMIX_SUCCESS)
+      if (PMIx_Get(&peer, key, &immediate, 1, &v) == PMIX_SUCCESS)
         PMIX_VALUE_RELEASE(v);
       else
         missing.push_back(static_cast<int>(r));
@@ -151,6 +168,13 @@ class PmixBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> start_pmix(Job &job) {
+  // Newer PMIx releases (not Debian 12's 4.2.2) can hand job data to clients in a segment
+  // (gds/shmem, gds/shmem2) that each client maps at one fixed address, chosen in the
+  // server's address space: it may fall inside Midway's window, which every rank has
+  // reserved before main, and PMIx_Init then fails (ArgoDSM met this under srun: "PMIx
+  // gds/shmem2 shared memory conflict"). The other components map anywhere; excluding
+  // names a PMIx does not have is harmless. A PMIX_MCA_gds of the user's own stays.
+  setenv("PMIX_MCA_gds", "^shmem,shmem2", 0);
   pmix_proc_t me;
   pmix_status_t rc = PMIx_Init(&me, nullptr, 0);
   if (rc != PMIX_SUCCESS) {

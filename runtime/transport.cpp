@@ -43,7 +43,6 @@
 // and epoll_ctl with an fd (~3 us; done lazily, within kHandbackGraceNs; see park()).
 #include "transport.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -80,6 +79,7 @@
 #include <unordered_map>
 
 #include "error.hpp"
+#include "leftovers.hpp"
 #include "stats.hpp"
 
 namespace mw::transport {
@@ -306,6 +306,12 @@ struct State {
   Bell *bells = nullptr;  // kDoorbell: every rank's, mapped from the job's segment
   size_t bells_len = 0;
   std::string bells_name;
+  // shm: this endpoint's region in /dev/shm (leftovers.hpp), unlinked once every peer
+  // has mapped it: when connect_peers() is done and every lower rank's greeting is in.
+  std::string region_name;
+  std::atomic<int> greetings{0};
+  std::atomic<bool> greeted_all{false};
+  std::atomic<bool> region_unlinked{false};
 
   // Buffers.
   std::byte *rx_slab = nullptr, *tx_slab = nullptr;
@@ -364,6 +370,19 @@ struct State {
 };
 
 State &g = *new State;  // never destroyed: the service thread may outlive static destructors
+
+// shm: once every peer has mapped this endpoint's region, its name is needed no more;
+// unlinked then, the region goes with the last process that maps it, however the job
+// ends (a rank killed by SIGKILL included). Rank r knows every peer has it mapped when
+// its own greetings to ranks above it have gone through (connect_peers()) and the
+// greetings of the r ranks below it have arrived: a peer writes into this region to
+// send here, and answers a connection request only once it has mapped the requester's.
+void unlink_region_once_mapped() {
+  if (g.region_name.empty() || !g.greeted_all.load(std::memory_order_acquire) ||
+      g.greetings.load(std::memory_order_acquire) < g.cfg.rank)
+    return;
+  if (!g.region_unlinked.exchange(true)) shm_unlink(g.region_name.c_str());
+}
 
 // Held around each fi_* call on the endpoint's objects, if the provider needs it.
 class FabLock {
@@ -947,6 +966,8 @@ void on_recv(RxBuf *rx, size_t len, fi_addr_t src, bool run_handlers) {
     DoneBody d;
     std::memcpy(&d, payload, sizeof d);
     if (d.id == kGreetingId) {  // connect_peers(): the pair is connected, nothing to do
+      g.greetings.fetch_add(1, std::memory_order_acq_rel);
+      unlink_region_once_mapped();
       post_recv(rx);
       return;
     }
@@ -1961,7 +1982,7 @@ void open_cq(size_t size) {
 }
 
 void open_bells() {
-  g.bells_name = doorbell_page_name(g.cfg.job_secret);
+  g.bells_name = mw::leftovers::bells_name(g.cfg.job_secret);
   const char *name = g.bells_name.c_str();
   int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) mw::fatal_errno("shm_open", "cannot open the job's doorbell page %s", name);
@@ -2077,6 +2098,8 @@ void connect_peers() {
     timespec ts{0, nap_ns};
     nanosleep(&ts, nullptr);
   }
+  g.greeted_all.store(true, std::memory_order_release);
+  unlink_region_once_mapped();
 }
 
 }  // namespace
@@ -2085,28 +2108,22 @@ void connect_peers() {
 // The interface
 // ---------------------------------------------------------------------------------------
 
-// The shm provider names each endpoint's region in /dev/shm after the process
-// ("<pid>:<ep>:<domain>") and fails fi_enable with EBUSY if the name exists. A process
-// killed before closing its endpoint leaves its region behind, and a later process that
-// is given the same pid could not start. No live process but this one has this pid, so
-// a region named after it is a dead one's.
-void remove_stale_shm_regions() {
-  const std::string prefix = std::to_string(getpid()) + ":";
-  DIR *d = opendir("/dev/shm");
-  if (!d) return;
-  while (dirent *e = readdir(d))
-    if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) unlinkat(dirfd(d), e->d_name, 0);
-  closedir(d);
+// Regions of ranks that died before every peer had mapped them (see leftovers.hpp): a
+// process given such a rank's pid could not name its own region so, and 16 MiB each
+// stay in /dev/shm until someone removes them. Said once, on standard error.
+void remove_dead_endpoints() {
+  std::vector<mw::leftovers::Removed> removed = mw::leftovers::remove_dead_endpoints();
+  if (!removed.empty()) mw::warn("mw_init", "%s", mw::leftovers::describe(removed).c_str());
 }
 
 // What this process made that would outlive it if it exits without close() (mw::fatal on
-// any thread, a failed start-up, a program's exit() before mw_finalize): libfabric's shm
-// region of its endpoint (16 MiB, named after the pid, which the provider removes only
-// when the endpoint is closed) and, before connect(), the job's doorbell page. Closing
-// the endpoint here could race the service thread, and only the names outlive the
-// process: they go (peers that mapped them keep their mappings).
+// any thread, a failed start-up, a program's exit() before mw_finalize) while the names
+// are still there: its endpoint's shm region (16 MiB, until every peer has mapped it)
+// and, before connect(), the job's doorbell page. Otherwise only a later job would remove
+// them (leftovers.hpp). Closing the endpoint here could race the service thread, and only
+// the names outlive the process: they go (peers that mapped them keep their mappings).
 void remove_names_at_exit() {
-  if (g.ep && g.provider == "shm") remove_stale_shm_regions();
+  if (!g.region_name.empty() && !g.region_unlinked.exchange(true)) shm_unlink(g.region_name.c_str());
   if (!g.bells_name.empty()) shm_unlink(g.bells_name.c_str());
 }
 
@@ -2160,7 +2177,18 @@ std::vector<uint8_t> open(const Config &cfg) {
   MW_FI_CHECK(fi_endpoint, (g.domain, g.info, &g.ep, nullptr), "");
   MW_FI_CHECK(fi_ep_bind, (g.ep, &g.av->fid, 0), "(address vector)");
   MW_FI_CHECK(fi_ep_bind, (g.ep, &g.cq->fid, FI_TRANSMIT | FI_RECV), "(completion queue)");
-  if (g.provider == "shm") remove_stale_shm_regions();
+  g.region_name.clear();
+  g.greetings.store(0);
+  g.greeted_all.store(false);
+  g.region_unlinked.store(false);
+  if (g.provider == "shm") {
+    // Named by this process and rank, not by libfabric ("<pid>:0:0"), so that a later
+    // job can tell a Midway rank's region, and whether its owner is gone.
+    remove_dead_endpoints();
+    g.region_name = mw::leftovers::endpoint_name(cfg.rank, getpid());
+    MW_FI_CHECK(fi_setname, (&g.ep->fid, g.region_name.data(), g.region_name.size() + 1),
+                "(%s)", g.region_name.c_str());
+  }
   MW_FI_CHECK(fi_enable, (g.ep), "");
   if (g.wait == WaitMode::kDoorbell) open_bells();
   if (g.wait == WaitMode::kFd) open_wakeup_fds();

@@ -232,16 +232,6 @@ void wait_shared(Pred &&done, bool peer_shares_cpu) {
               peer_shares_cpu);
 }
 
-// The name of a job's doorbell page in /dev/shm (kDoorbell), after its secret. Every
-// rank opens it in open() and unlinks it in connect(), or at exit if it never got there;
-// a rank killed in between leaves it, and mwrun removes it when the job is over.
-inline std::string doorbell_page_name(uint64_t job_secret) {
-  static const char hex[] = "0123456789abcdef";
-  std::string name = "/midway-0000000000000000-bells";
-  for (int i = 0; i < 16; ++i) name[8 + static_cast<size_t>(i)] = hex[(job_secret >> (60 - 4 * i)) & 15];
-  return name;
-}
-
 // Whether large payloads go by RMA read (else by chunks).
 bool uses_rma();
 

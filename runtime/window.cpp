@@ -71,7 +71,8 @@ __attribute__((constructor(101))) void setup() {
   if (sbegin != kBase)
     fatal("mw_init",
           "the program's shared data (section %s) is at 0x%lx, not at the window base 0x%lx: "
-          "compile and link it with mwcc",
+          "compile and link it with mwcc (or with its flags: pkg-config --libs midway, "
+          "CMake's Midway::Midway, mwcc --showme:link)",
           MW_SHARED_SECTION, static_cast<unsigned long>(sbegin),
           static_cast<unsigned long>(kBase));
   g_layout.static_begin = kBase;
@@ -84,7 +85,8 @@ __attribute__((constructor(101))) void setup() {
   if (brk >= kBase && brk < kEnd)
     fatal("mw_init",
           "the program's brk heap (at 0x%lx) lies inside the shared window [0x%lx, 0x%lx): "
-          "link it with mwcc, which places a marker at the window's end",
+          "link it with mwcc, which places a marker at the window's end (or with its "
+          "flags: pkg-config --libs midway, CMake's Midway::Midway, mwcc --showme:link)",
           static_cast<unsigned long>(brk), static_cast<unsigned long>(kBase),
           static_cast<unsigned long>(kEnd));
 

@@ -10,6 +10,8 @@ packages=(
   libpmix-dev openmpi-bin libopenmpi-dev                  # PMIx launch; MPI baseline
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
   iproute2                                                # netns multi-host tests
+  slurmctld slurmd slurm-client                           # srun --mpi=pmix tests (test/slurm)
+  hyperfine                                               # launch start-up times (bench)
   python3-matplotlib                                      # main job: the MM-ec vs MM-rc plot
 )
 

@@ -12,7 +12,6 @@
 //
 // mwrun blocks in sigtimedwait for the whole job: SIGCHLD, the signals it forwards and
 // its own deadlines are the only things that wake it.
-#include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -41,8 +40,8 @@
 #include <vector>
 
 #include "bootstrap.hpp"
+#include "leftovers.hpp"
 #include "stats.hpp"
-#include "transport.hpp"
 
 extern char **environ;
 
@@ -89,8 +88,11 @@ exits without calling mw_finalize while others still run, mwrun says which rank 
 why, sends SIGTERM to the other ranks, then SIGKILL 2 s later. SIGINT, SIGTERM and
 SIGHUP sent to mwrun are forwarded to the ranks, which are then stopped the same way.
 The ranks run in a process group of their own; processes they leave behind in it are
-killed when the job ends. Rank 0 reads mwrun's standard input unless that is a
-terminal; the other ranks read /dev/null.
+killed when the job ends. If mwrun itself is killed (SIGKILL), its ranks die with it;
+the next mwrun removes the job directory, and any /dev/shm file of a rank that died
+while starting, and says so (only what your jobs left whose processes are gone).
+Rank 0 reads mwrun's standard input unless that is a terminal; the other ranks read
+/dev/null.
 
 Environment of each rank (set by mwrun, read by mw_init):
   MW_RANK, MW_NPROCS       this process's rank and the number of ranks
@@ -250,14 +252,24 @@ void check_program(const std::string &prog) {
 
 // ---- The job directory ----
 
+// Where job directories go: $TMPDIR, or /tmp.
+std::string tmp_dir() {
+  const char *tmp = std::getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
 class JobDir {
  public:
   JobDir() {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string tmpl = std::string(tmp && *tmp ? tmp : "/tmp") + "/mwrun.XXXXXX";
+    std::string tmpl = tmp_dir() + "/mwrun.XXXXXX";
     if (!mkdtemp(tmpl.data()))
       die("cannot create the job directory %s: %s", tmpl.c_str(), std::strerror(errno));
     path_ = tmpl;
+    // Which mwrun the directory is for, so that the next mwrun can remove it if this one
+    // is killed before it can (runtime/leftovers.hpp).
+    if (!mw::leftovers::write_launcher(path_))
+      die("cannot write %s/%s: %s", path_.c_str(), mw::leftovers::kLauncherFile,
+          std::strerror(errno));
     // Held open while the job runs (not by the ranks): whoever looks for directories that
     // no live process uses, as the test suite's leftover check does, sees it is in use.
     fd_ = open(path_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -850,7 +862,7 @@ class Job {
     // The ranks are gone; nothing they started outlives the job. A rank killed between
     // opening the job's doorbell page and connecting (which unlinks it) leaves its name.
     if (pgid_ > 0) killpg(pgid_, SIGKILL);
-    shm_unlink(mw::transport::doorbell_page_name(secret_).c_str());
+    shm_unlink(mw::leftovers::bells_name(secret_).c_str());
     return exit_code_;
   }
 
@@ -930,19 +942,11 @@ class Job {
     }
   }
 
-  // libfabric's shm provider keeps each endpoint's region in /dev/shm, named after the
-  // process that made it ("<pid>:<ep>:<domain>"), and removes it only when the
-  // endpoint is closed: a rank that is killed leaves 16 MiB behind per endpoint. Once
-  // the rank is gone nothing of its own uses them, and a peer's mapping outlives the
-  // name; if libfabric names them otherwise, nothing matches and nothing is removed.
-  static void remove_shm_regions_of(pid_t pid) {
-    const std::string prefix = std::to_string(pid) + ":";
-    DIR *d = opendir("/dev/shm");
-    if (!d) return;
-    while (dirent *e = readdir(d))
-      if (std::strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0)
-        unlinkat(dirfd(d), e->d_name, 0);
-    closedir(d);
+  // A rank that dies before every peer has mapped its endpoint's region leaves it in
+  // /dev/shm (16 MiB; runtime/leftovers.hpp): nothing of the rank's own uses it now,
+  // and a peer's mapping outlives the name.
+  static void remove_region_of(pid_t pid, int rank) {
+    shm_unlink(("/" + mw::leftovers::endpoint_name(rank, pid)).c_str());
   }
 
   void reap() {
@@ -953,7 +957,7 @@ class Job {
       while (r < o_.nprocs && pids_[r] != pid) r++;
       if (r == o_.nprocs) continue;  // not a rank
       alive_--;
-      remove_shm_regions_of(pid);
+      remove_region_of(pid, r);
       if (stopping_) continue;  // the first failure has been reported; these follow from it
       std::string why;
       int code = 0;
@@ -1000,11 +1004,24 @@ class Job {
   int exit_code_ = 0;
 };
 
+// What killed jobs left behind: their job directories, and /dev/shm files of ranks that
+// died while starting. Removed before this job makes its own, and said in one line.
+void remove_leftovers() {
+  namespace lo = mw::leftovers;
+  std::vector<lo::Removed> removed = lo::remove_dead_job_dirs(tmp_dir());
+  for (auto *more : {lo::remove_dead_endpoints, lo::remove_unused_bells}) {
+    std::vector<lo::Removed> r = more();
+    removed.insert(removed.end(), r.begin(), r.end());
+  }
+  if (!removed.empty()) say("%s", lo::describe(removed).c_str());
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
   check_program(o.command[0]);
+  remove_leftovers();
   int code;
   {
     uint64_t secret = random_secret();

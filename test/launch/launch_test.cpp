@@ -180,14 +180,18 @@ class LaunchTest : public ::testing::Test {
     }
   }
 
-  // A killed rank must not leave its libfabric shm regions (/dev/shm/<pid>:...) behind:
-  // 16 MiB each, in a tmpfs that outlives the job.
+  // A killed rank must not leave its libfabric shm region behind: 16 MiB each, in a
+  // tmpfs that outlives the job. Midway names it /dev/shm/midway-<pid>-r<rank>; libfabric's
+  // own name would be /dev/shm/<pid>:<ep>:<domain>.
   void expect_no_shm_left() {
     for (pid_t pid : recorded_pids()) {
-      const std::string prefix = std::to_string(pid) + ":";
-      for (const auto &e : fs::directory_iterator("/dev/shm"))
-        EXPECT_NE(e.path().filename().string().rfind(prefix, 0), 0u)
+      const std::string ours = "midway-" + std::to_string(pid) + "-r",
+                        libfabrics = std::to_string(pid) + ":";
+      for (const auto &e : fs::directory_iterator("/dev/shm")) {
+        const std::string name = e.path().filename().string();
+        EXPECT_TRUE(name.rfind(ours, 0) != 0 && name.rfind(libfabrics, 0) != 0)
             << e.path() << " of process " << pid << " was left behind";
+      }
     }
   }
 
@@ -371,6 +375,97 @@ TEST_F(LaunchTest, ATimeLimitStopsTheJob) {
             std::string::npos)
       << r.err;
   expect_all_stopped(r, 2);
+}
+
+// ---- What killed jobs leave behind ----
+
+// The lines of /proc/<pid>/maps that map a /dev/shm file.
+std::vector<std::string> shm_mappings(pid_t pid) {
+  std::vector<std::string> lines;
+  std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+  for (std::string l; std::getline(maps, l);)
+    if (l.find("/dev/shm/") != std::string::npos) lines.push_back(l);
+  return lines;
+}
+
+TEST_F(LaunchTest, AKilledMwrunsJobLeavesNoShmAndTheNextMwrunRemovesItsJobDirectory) {
+  // A TMPDIR of this test's own: no other test's mwrun sees the job directory.
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  const std::string tmpdir = "TMPDIR=" + tmp.string(), pids = pids_dir();
+  std::string job_dir;
+  Result r = run(mwrun(3, {kProbe, "--pids", pids, "sleep"}), {tmpdir}, [&](pid_t mwrun_pid) {
+    // Once connected, each rank still maps its endpoint's region, which has no name any
+    // more: every peer has it mapped, and a rank killed now leaves nothing in /dev/shm.
+    auto deadline = Clock::now() + std::chrono::seconds(20);
+    size_t unnamed = 0;
+    while (Clock::now() < deadline && unnamed < 3) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      unnamed = 0;
+      for (pid_t pid : recorded_pids())
+        for (const std::string &l : shm_mappings(pid))
+          if (std::regex_search(l, std::regex("/dev/shm/midway-" + std::to_string(pid) +
+                                              "-r[0-2] \\(deleted\\)$")))
+            unnamed++;
+    }
+    EXPECT_EQ(unnamed, 3u) << "the ranks' regions are not all mapped and unlinked";
+    for (const auto &e : fs::directory_iterator(tmp)) job_dir = e.path().string();
+    kill(mwrun_pid, SIGKILL);
+  });
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  expect_all_stopped(r, 3);  // each rank dies with its mwrun
+  expect_no_shm_left();
+  ASSERT_FALSE(job_dir.empty());
+  ASSERT_TRUE(fs::exists(job_dir)) << "the killed mwrun's job directory is gone already";
+
+  Result next = run(mwrun(2, {kProbe, "hello"}), {tmpdir});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_EQ(sorted_lines(next.out), rank_lines(2));
+  EXPECT_TRUE(std::regex_search(
+      next.err, std::regex("^mwrun: removed what dead Midway jobs left: .*" + job_dir +
+                           " \\(job directory; its mwrun, process [0-9]+, has exited\\)")))
+      << next.err;
+  EXPECT_FALSE(fs::exists(job_dir));
+  EXPECT_TRUE(fs::is_empty(tmp)) << "the second job left its own job directory";
+}
+
+TEST_F(LaunchTest, MwrunRemovesOnlyMidwaysShmFilesWhoseProcessesAreGone) {
+  // A pid that no process has: a child's, once it has exited and been reaped.
+  pid_t dead = fork();
+  if (dead == 0) _exit(0);
+  ASSERT_GT(dead, 0);
+  waitpid(dead, nullptr, 0);
+  char secret[17];
+  std::snprintf(secret, sizeof secret, "%08x%08x", static_cast<unsigned>(getpid()),
+                static_cast<unsigned>(dead));
+  auto shm = [](const std::string &name) { return fs::path("/dev/shm") / name; };
+  const fs::path dead_region = shm("midway-" + std::to_string(dead) + "-r1"),
+                 live_region = shm("midway-" + std::to_string(getpid()) + "-r0"),
+                 foreign = shm(std::to_string(dead) + ":0:0"),  // libfabric's name: not ours
+                 unused_bells = shm(std::string("midway-") + secret + "-bells"),
+                 held_bells = shm(std::string("midway-") + std::string(secret).replace(0, 1, "f") + "-bells");
+  for (const fs::path &p : {dead_region, live_region, foreign, unused_bells, held_bells})
+    std::ofstream(p) << "x";
+  int held = open(held_bells.c_str(), O_RDONLY);  // a job still starting holds its bells
+  ASSERT_GE(held, 0);
+
+  Result r = run(mwrun(2, {kProbe, "hello"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // Removed (by this mwrun, or by another job's that came first).
+  EXPECT_FALSE(fs::exists(dead_region)) << r.err;
+  EXPECT_FALSE(fs::exists(unused_bells)) << r.err;
+  // Kept: a live process's, another program's, and a page a process has open.
+  EXPECT_TRUE(fs::exists(live_region)) << r.err;
+  EXPECT_TRUE(fs::exists(foreign)) << r.err;
+  EXPECT_TRUE(fs::exists(held_bells)) << r.err;
+  if (r.err.find(dead_region.string()) != std::string::npos)
+    EXPECT_NE(r.err.find(dead_region.string() + " (rank 1's endpoint; process " +
+                         std::to_string(dead) + " has exited)"),
+              std::string::npos)
+        << r.err;
+  close(held);
+  for (const fs::path &p : {dead_region, live_region, foreign, unused_bells, held_bells})
+    fs::remove(p);
 }
 
 // ---- The bootstrap as the transport uses it: put, fence, get ----
