@@ -4,13 +4,16 @@
     leftovers.py baseline STATE   at the start of the suite (ctest fixture setup)
     leftovers.py check STATE      at its end (fixture cleanup): fails naming each leftover
 
-A leftover is a file in /dev/shm, or an mwrun job directory (mwrun.* in $TMPDIR, else
-/tmp), that was not there at the baseline, is still there after a short settle (a job
+A leftover is a file in /dev/shm named as this project names what it puts there
+(midway-*: ranks' shm regions, fi_setname'd, and doorbell pages; mw-* and ec_bench_*: the
+tests' and benchmarks' own), or an mwrun job directory (mwrun.* in $TMPDIR, else /tmp),
+that was not there at the baseline, is still there after a short settle (a job
 that is ending removes its own), and that no live process uses: none maps it, holds it
 open or names it in its environment (a running job's ranks map their shm regions and
 doorbell page and have MW_JOB_DIR set; mwrun holds its job directory open). So files from before the suite, and those of
-jobs still running, are not counted. What it cannot tell apart: a leftover of another
-suite's job that ran on this host at the same time.
+jobs still running, are not counted, nor other programs' files (libfabric's own
+<pid>:0:0 regions included: Midway names its own). What it cannot tell apart: a leftover
+of another suite's Midway job that ran on this host at the same time.
 """
 import json
 import os
@@ -18,6 +21,7 @@ import sys
 import time
 
 SHM = "/dev/shm"
+SHM_PREFIXES = ("midway-", "mw-", "ec_bench_")
 SETTLE_S = 3.0
 
 
@@ -29,7 +33,8 @@ def candidates():
     found = set()
     try:
         for name in os.listdir(SHM):
-            found.add(os.path.join(SHM, name))
+            if name.startswith(SHM_PREFIXES):
+                found.add(os.path.join(SHM, name))
     except OSError:
         pass
     root = job_root()
@@ -90,7 +95,7 @@ def main():
     if mode == "baseline":
         with open(state, "w") as f:
             json.dump(sorted(candidates()), f)
-        print("leftovers: baseline of %d files in %s and job directories in %s"
+        print("leftovers: baseline of %d Midway files in %s and job directories in %s"
               % (len(candidates()), SHM, job_root()))
         return 0
     try:

@@ -141,7 +141,6 @@ class LaunchTest : public ::testing::Test {
   std::vector<pid_t> recorded_pids() {
     std::vector<pid_t> pids;
     for (const auto &e : fs::directory_iterator(dir_ / "pids")) {
-      if (e.path().filename() == "secret") continue;
       std::ifstream in(e.path());
       int pid = 0;
       in >> pid;
@@ -335,13 +334,15 @@ TEST_F(LaunchTest, ARankThatNeverArrivesIsNamedWhenStartUpTimesOut) {
 // /dev/shm: neither the endpoints' shm regions nor the job's doorbell page, which the
 // ranks unlink only once connected.
 TEST_F(LaunchTest, AJobThatStopsInMwInitLeavesNothingBehind) {
-  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "provider", "1", "tcp;ofi_rxm"}),
+  const std::string secret_file = (dir_ / "secret").string();
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "--secret", secret_file, "provider", "1",
+                           "tcp;ofi_rxm"}),
                  {"FI_TCP_IFACE=lo"});
   EXPECT_NE(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("midway: fi_av_insert"), std::string::npos) << r.err;
   expect_all_stopped(r, 3);
   expect_no_shm_left();
-  std::ifstream in(dir_ / "pids" / "secret");
+  std::ifstream in(secret_file);
   std::string secret;
   ASSERT_TRUE(in >> secret) << "rank 0 did not record the job's secret";
   EXPECT_FALSE(fs::exists("/dev/shm/midway-" + secret + "-bells"))

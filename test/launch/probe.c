@@ -1,6 +1,6 @@
 /* A Midway program whose ranks behave as a launch test asks (see launch_test.cpp):
  *
- *   probe [--pids DIR] [--grandchild] [--ignore-term] ACTION [ARGS]
+ *   probe [--pids DIR] [--secret FILE] [--grandchild] [--ignore-term] ACTION [ARGS]
  *
  *   hello               print "rank R of N", leave
  *   env                 print what mwrun told the rank (MW_MODEL, MW_JOB_DIR, ...), leave
@@ -16,9 +16,9 @@
  *                       and 10 ms in them), then print the rank's mw_stats_get figures
  *
  *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
- *                  DIR/child.<R>), so that a test can check that none survives, and
- *                  the job's secret (MW_SECRET, which names its doorbell page) to
- *                  DIR/secret
+ *                  DIR/child.<R>), so that a test can check that none survives
+ *   --secret FILE  rank 0 writes the job's secret (MW_SECRET, which names its doorbell
+ *                  page) to FILE
  *   --grandchild   each rank first starts a child process that sleeps
  *   --ignore-term  ranks ignore SIGTERM, so that only SIGKILL stops them
  *
@@ -57,11 +57,13 @@ static int arg_int(int argc, char **argv, int i) {
 }
 
 int main(int argc, char **argv) {
-  const char *pids = NULL;
+  const char *pids = NULL, *secret = NULL;
   int grandchild = 0, i = 1;
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
     if (!strcmp(argv[i], "--pids") && i + 1 < argc)
       pids = argv[++i];
+    else if (!strcmp(argv[i], "--secret") && i + 1 < argc)
+      secret = argv[++i];
     else if (!strcmp(argv[i], "--grandchild"))
       grandchild = 1;
     else if (!strcmp(argv[i], "--ignore-term"))
@@ -81,14 +83,12 @@ int main(int argc, char **argv) {
   if (pids) {
     write_pid(pids, "rank", early_rank, getpid());
     if (child) write_pid(pids, "child", early_rank, child);
-    if (early_rank == 0 && getenv("MW_SECRET")) {
-      char path[4096];
-      snprintf(path, sizeof path, "%s/secret", pids);
-      FILE *f = fopen(path, "w");
-      if (!f || fprintf(f, "%s\n", getenv("MW_SECRET")) < 0 || fclose(f) != 0) {
-        perror(path);
-        exit(2);
-      }
+  }
+  if (secret && early_rank == 0 && getenv("MW_SECRET")) {
+    FILE *f = fopen(secret, "w");
+    if (!f || fprintf(f, "%s\n", getenv("MW_SECRET")) < 0 || fclose(f) != 0) {
+      perror(secret);
+      exit(2);
     }
   }
   if (!strcmp(action, "late") && early_rank == arg_int(argc, argv, i + 1))
