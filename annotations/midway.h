@@ -27,7 +27,11 @@ extern "C" {
  * All shared data, static (MW_SHARED) and dynamic (mw_malloc), lives in one window of
  * virtual addresses, [MW_WINDOW_BASE, MW_WINDOW_BASE + MW_WINDOW_SIZE), at the same
  * address in every process of a job. `mwcc` links the section MW_SHARED_SECTION at
- * MW_WINDOW_BASE; the runtime maps the mw_malloc heap above it.
+ * MW_WINDOW_BASE and MW_SHARED_BSS_SECTION right after it (lib/midway.ld); the runtime
+ * maps the mw_malloc heap above them. The pass moves zero-initialized shared variables
+ * into MW_SHARED_BSS_SECTION, which is NOBITS like .bss: it takes no room in the
+ * executable file. The static shared data is both sections, from MW_WINDOW_BASE to the
+ * end of the second.
  *
  * Every byte p of the window has one dirty *bit*: bit (p & 7) of the shadow byte at
  * (p >> 3) + MW_SHADOW_OFFSET. Compiled code sets the bits of the bytes it stores to,
@@ -59,7 +63,8 @@ extern "C" {
 #define MW_WINDOW_BASE 0x40000000ULL      /* 1 GiB                                     */
 #define MW_WINDOW_SIZE 0x10000000000ULL   /* 1 TiB of address space, reserved lazily   */
 #define MW_SHADOW_OFFSET 0x100000000000ULL /* 16 TiB: shadow(p) = (p >> 3) + offset     */
-#define MW_SHARED_SECTION "mw_shared"     /* section of static shared data             */
+#define MW_SHARED_SECTION "mw_shared"     /* static shared data with initial values      */
+#define MW_SHARED_BSS_SECTION "mw_shared_bss" /* zero-initialized static shared data     */
 
 /* What mwcc-compiled objects tell the runtime about themselves, so that it can check
  * at start-up that every function they call and pass shared memory to was compiled
@@ -85,6 +90,117 @@ static inline unsigned char *mw_shadow(const void *p) {
 void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) âˆ© window */
 
 /* ------------------------------------------------------------------------------------
+ * The check build (mwcc -fmidway-check): the contract between the pass and the runtime
+ *
+ * Besides its marks, a check build calls the runtime before every access that may reach
+ * shared data, loads included:
+ *
+ *     if (mw_in_window(p))                        <- inline; omitted for MW_SHARED data
+ *       __mw_check_load(p, size, &site);           (or __mw_check_store)
+ *
+ * so that private memory pays one compare and branch, and shared memory a call that
+ * tests the access against this rank's own state (locks held, bindings) with no
+ * message. Which accesses: loads and stores (atomic ones too), the source (a load) and
+ * destination (a store) of memcpy, memmove and memset, masked and gathered/scattered
+ * vector lanes (each enabled lane), and the range a modelled C library call wrote
+ * (checked after the call, when its length is known). Accesses the pass proves private
+ * (the omission rules: stack, non-shared globals, constants, the C library's heap) are
+ * not checked. A loop whose stores are marked once after the loop still checks each
+ * access in it. Reads made by C library functions are not checked.
+ *
+ * Each check names a site: a constant struct mw_site the pass emits once per source
+ * location, access size and kind, into section MW_SITES_SECTION, so that the runtime
+ * can also enumerate every site of the program (__start_mw_sites, __stop_mw_sites: an
+ * array of struct mw_site). Locations come from the debug line tables (mwcc adds
+ * -gline-tables-only unless the user gave -g); without them a site has only its
+ * function.
+ * ---------------------------------------------------------------------------------- */
+#define MW_SITES_SECTION "mw_sites"       /* every struct mw_site of the program      */
+#define MW_OBJECT_MAX_DIMS 4
+
+/* A source location, one frame of an access's inlined-at chain. */
+struct mw_location {
+  const char *file;                     /* as the compiler was given it; NULL: unknown */
+  const char *function;                 /* the function the code of this frame is in */
+  uint32_t line, column;                /* 0: unknown                                */
+  const struct mw_location *inlined_at; /* the call this frame was inlined into, or NULL */
+};
+
+/* A global variable accesses fall in, as the pass saw it: enough to print an access as
+ * `A[3][17]` from its address. One per variable and object file (several objects may
+ * describe one variable). */
+struct mw_object {
+  const char *name;                     /* its name in the source (a function's static:
+                                           "function.name"; C++: demangled)          */
+  const void *base;                     /* its address                               */
+  uint64_t size;                        /* bytes                                     */
+  uint64_t element_size;                /* bytes of one element of the innermost array
+                                           dimension (the whole size if rank is 0)   */
+  uint32_t rank;                        /* array dimensions described, 0 to 4        */
+  uint32_t reserved;
+  uint64_t dims[MW_OBJECT_MAX_DIMS];    /* their extents, outermost first            */
+};
+
+/* Bits of mw_site.access. */
+#define MW_ACCESS_LOAD 1u
+#define MW_ACCESS_STORE 2u
+#define MW_ACCESS_ATOMIC 4u             /* atomic instruction or libatomic call       */
+#define MW_ACCESS_RANGE 8u              /* memcpy, memmove, memset or a C library call:
+                                           the size is given at each check           */
+
+/* One access in the program's code. */
+struct mw_site {
+  struct mw_location where;             /* innermost frame, with the inlined-at chain */
+  const struct mw_object *object;       /* the global it falls in, NULL if unknown (the
+                                           heap, a pointer the pass cannot follow)   */
+  uint32_t size;                        /* bytes accessed; 0 if given at run time    */
+  uint8_t access;                       /* MW_ACCESS_* bits                          */
+  uint8_t reserved[3];
+};
+
+#ifdef __cplusplus
+static_assert(sizeof(struct mw_location) == 32 && sizeof(struct mw_object) == 72 &&
+                  sizeof(struct mw_site) == 48,
+              "the pass emits these structs with this layout");
+#else
+_Static_assert(sizeof(struct mw_location) == 32 && sizeof(struct mw_object) == 72 &&
+                   sizeof(struct mw_site) == 48,
+               "the pass emits these structs with this layout");
+#endif
+
+/* Checks of a check build (cold on the fast path: the runtime answers from this rank's
+ * own state). `size` is the access's size in bytes (at run time for ranges). */
+void __mw_check_load(const void *addr, size_t size, const struct mw_site *site);
+void __mw_check_store(const void *addr, size_t size, const struct mw_site *site);
+
+/* ------------------------------------------------------------------------------------
+ * Polls: the contract between the pass and the runtime (opt-in for now: compile with
+ * `-mllvm -midway-polls`; mwcc does not pass it until the runtime provides __mw_poll)
+ *
+ * So that a rank busy computing answers its peers within microseconds, the pass puts a
+ * poll on loop back-edges (pass/Polls.cpp says which loops):
+ *
+ *     if (__builtin_expect(__atomic_load_n((const uint64_t *)MW_POLL_WORD,
+ *                                          __ATOMIC_RELAXED) != 0, 0))
+ *       __mw_poll();
+ *
+ * one load from a constant address (no relocation, no GOT, no thread pointer) and a
+ * branch predicted not taken. The runtime:
+ *   - maps a readable page at MW_POLL_WORD (the page just below the window) in every
+ *     process, before any code built with polls runs (as it reserves the window, when
+ *     libmidway is loaded), and keeps the 64-bit word there non-zero exactly while
+ *     messages posted to this rank wait to be served (for instance by mapping there the
+ *     page of the job's shared segment that holds this rank's doorbell);
+ *   - serves them in __mw_poll on the calling thread. A poll may run anywhere a loop
+ *     can: between a store and its dirty mark (the marks of a loop's stores may come
+ *     after the loop), in a signal handler, on any thread, before mw_init or after
+ *     mw_finalize, or while the runtime itself is on the stack. __mw_poll must then do
+ *     nothing harmful, and return at once wherever serving is unsafe.
+ * ---------------------------------------------------------------------------------- */
+#define MW_POLL_WORD 0x3FFFF000ULL        /* MW_WINDOW_BASE - 4096                     */
+void __mw_poll(void);
+
+/* ------------------------------------------------------------------------------------
  * MW_SHARED: file-scope (static storage) shared data
  *
  *     MW_SHARED float A[512][512];
@@ -92,6 +208,22 @@ void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) âˆ
  * Misuse is a compile-time error. If you are reading this line in a compiler
  * note: MW_SHARED applies only to file-scope or static variables, never to local
  * (automatic) variables, parameters or functions; use mw_malloc for dynamic data.
+ *
+ * Two other ways make static data shared, for code that cannot be annotated one
+ * variable at a time:
+ *   - `#pragma clang section data="mw_shared"` ... `#pragma clang section data=""`:
+ *     every variable defined in between, zero-initialized ones included (clang
+ *     forbids naming mw_shared in both a data and a bss pragma of one file;
+ *     `bss="mw_shared"` alone shares only the zero-initialized ones). Constants and
+ *     thread-locals stay where they are.
+ *   - `mwcc -fmidway-shared-globals`: every global and static variable defined in
+ *     the files compiled with it, as threads share them (the flag is for programs
+ *     written for threads, such as PARMACS/Splash codes). Thread-locals, constants
+ *     and string literals, variables given another section, and the counters of
+ *     profiling or sanitizer instrumentation stay private. Stack memory is never
+ *     shared. A variable is shared where it is defined: compile every file with it.
+ * Whichever way, the pass links zero-initialized shared variables into
+ * MW_SHARED_BSS_SECTION, so they take no room in the executable file.
  * ---------------------------------------------------------------------------------- */
 #ifdef __cplusplus
 /* A function placed in the same section as this anchor is a "section type conflict". */

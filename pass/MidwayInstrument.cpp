@@ -13,15 +13,21 @@
 // (p >> 3) + MW_SHADOW_OFFSET. A mark covering whole shadow bytes stores 0xFF to
 // them; one covering part of a shadow byte ORs its bits in.
 //
-// The pass works on one function at a time, in three steps:
+// First it settles which global variables are shared (SharedGlobals.cpp:
+// MW_SHARED, #pragma clang section, -midway-shared-globals) and puts them in
+// the window's sections. Then it works on one function at a time, in three
+// steps:
 //   * collect: every instruction that may write memory (stores, atomics, memory
-//     intrinsics, masked stores and scatters) and every call;
-//   * choose:  classify each written pointer by its underlying objects (private
-//     memory needs no mark, MW_SHARED globals need no window check), replace
+//     intrinsics, masked stores and scatters) and every call; in a check build,
+//     the loads too;
+//   * choose:  classify each accessed pointer by its underlying objects (private
+//     memory needs no mark, shared globals need no window check), replace
 //     the marks of stores that cover a contiguous range in a loop by one mark
 //     after the loop, pick the C library calls whose writes it can compute,
-//     and warn about calls and inline asm that may write memory it cannot mark;
-//   * instrument: emit the marks, right after each write, call or loop.
+//     warn about calls and inline asm that may write memory it cannot mark,
+//     and, with -midway-polls, choose the loops that poll (Polls.cpp);
+//   * instrument: emit the marks, right after each write, call or loop; in a
+//     check build the checks, before each access (Checks.cpp); the polls last.
 //
 // It runs at the end of the optimization pipeline (after vectorization and the
 // passes that delete, merge and widen stores), at every optimization level.
@@ -32,7 +38,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "midway.h"
+#include "MidwayInstrument.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/MapVector.h"
@@ -67,6 +73,7 @@
 #include <optional>
 
 using namespace llvm;
+using namespace midway;
 
 #define DEBUG_TYPE "midway-instrument"
 
@@ -74,46 +81,49 @@ using namespace llvm;
 // Knobs
 //===----------------------------------------------------------------------===//
 
+cl::OptionCategory midway::MidwayCategory("Midway options",
+                                          "Options of the midway-instrument pass");
+
 static cl::opt<bool>
     ClInstrument("midway-instrument",
                  cl::desc("Mark writes to Midway shared memory dirty (the "
                           "master switch of the pass)"),
-                 cl::init(true));
+                 cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClInstrumentAtomics(
     "midway-instrument-atomics",
     cl::desc("Mark atomic stores, atomicrmw, cmpxchg and libatomic calls"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClInstrumentMemIntrinsics(
     "midway-instrument-memintrinsics",
     cl::desc("Mark the destination of memset, memcpy and memmove intrinsics"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClInstrumentLibCalls(
     "midway-instrument-lib-calls",
     cl::desc("Mark the ranges written by C library functions the pass knows "
              "(memcpy, strcpy, read, fread, fgets, sprintf, ...); when off, "
              "their writes are reported like those of any other library call"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClOmitPrivate(
     "midway-omit-private",
     cl::desc("Leave writes to provably private memory (stack, non-shared "
              "globals, constants, the C library's heap) unmarked"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClLoopRanges(
     "midway-loop-ranges",
     cl::desc("Mark the contiguous range a loop writes once, after the loop, "
              "instead of after every store"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClMergeAdjacent(
     "midway-merge-adjacent",
     cl::desc("Mark stores that fill a contiguous range in one basic block once, "
              "after the last of them, instead of one by one"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClConditionalMarks(
     "midway-conditional-marks",
@@ -122,20 +132,20 @@ static cl::opt<bool> ClConditionalMarks(
              "shadow's cache line) when data is written again before the "
              "runtime collects it; off by default, as a write-once phase "
              "would pay the load and branch for nothing"),
-    cl::init(false));
+    cl::init(false), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnmarked(
     "midway-warn-unmarked",
     cl::desc("Warn about library calls, intrinsics and inline asm that may "
              "write shared memory without a mark"),
-    cl::init(true));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnknownCalls(
     "midway-warn-unknown-calls",
     cl::desc("Also warn about calls to external functions that are not C "
              "library functions (by default they are assumed to be compiled "
              "with Midway, which marks their stores)"),
-    cl::init(false));
+    cl::init(false), cl::cat(MidwayCategory));
 
 //===----------------------------------------------------------------------===//
 // Statistics
@@ -169,7 +179,6 @@ ALWAYS_ENABLED_STATISTIC(NumWarnings,
 static constexpr uint64_t WindowBase = MW_WINDOW_BASE;
 static constexpr uint64_t WindowSize = MW_WINDOW_SIZE;
 static constexpr uint64_t ShadowOffset = MW_SHADOW_OFFSET;
-static constexpr StringLiteral SharedSection = MW_SHARED_SECTION;
 // Data bytes per shadow byte (one dirty bit each).
 static constexpr uint64_t BytesPerShadowByte = 8;
 // The widest read-modify-write a mark uses; wider partial marks call the runtime.
@@ -211,10 +220,15 @@ constexpr StringLiteral AsmCannotMark =
 constexpr StringLiteral AssumedCompiled =
     "; it is marked dirty only if the callee is compiled with Midway (mwcc)";
 
-/// Reports that the write of instruction I is not marked: "file:line:col:
-/// midway: <What>", or "midway: in function 'f': <What>" without debug
-/// information.
+/// Reports that the write of instruction I is not marked.
 void warnUnmarked(const Instruction &I, const Twine &What) {
+  warn(I, What);
+  ++NumWarnings;
+}
+
+} // namespace
+
+void midway::warn(const Instruction &I, const Twine &What) {
   std::string Where;
   if (const DebugLoc &Loc = I.getDebugLoc())
     Where = (Loc->getFilename() + ":" + Twine(Loc.getLine()) + ":" +
@@ -224,8 +238,15 @@ void warnUnmarked(const Instruction &I, const Twine &What) {
     Where =
         "midway: in function '" + demangle(I.getFunction()->getName()) + "': ";
   I.getContext().diagnose(DiagnosticInfoMidway(Where + What));
-  ++NumWarnings;
 }
+
+void midway::warn(const GlobalValue &GV, const Twine &What) {
+  GV.getContext().diagnose(
+      DiagnosticInfoMidway("midway: " + GV.getParent()->getSourceFileName() +
+                           ": " + What));
+}
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Omission rules
@@ -235,9 +256,6 @@ void warnUnmarked(const Instruction &I, const Twine &What) {
 // mark without a window check; anything else -> a window check, then the mark.
 //===----------------------------------------------------------------------===//
 
-/// Where the memory behind a pointer can be.
-enum class Region { Private, Shared, Unknown };
-
 /// (a) Stack memory. The runtime reserves the window at a fixed address and the
 /// kernel never places a thread stack inside a reservation, so an alloca is
 /// never in the window, whether or not its address escapes. (Unlike
@@ -245,16 +263,15 @@ enum class Region { Private, Shared, Unknown };
 /// thread see it".)
 bool isStackObject(const Value *Obj) { return isa<AllocaInst>(Obj); }
 
-/// (b) Globals outside section mw_shared. mwcc links only that section into the
-/// window, so a global variable defined here in another section, or any
-/// function (code), is never shared. A declaration or an interposable
-/// definition may be replaced by an MW_SHARED definition in another file, so it
-/// is not private.
+/// (b) Globals outside the shared sections. mwcc links only those into the
+/// window, so a global variable defined here elsewhere, or any function (code),
+/// is never shared. A declaration or an interposable definition may be replaced
+/// by an MW_SHARED definition in another file, so it is not private.
 bool isNonSharedGlobal(const Value *Obj) {
   if (isa<Function>(Obj))
     return true;
   const auto *GV = dyn_cast<GlobalVariable>(Obj);
-  return GV && GV->getSection() != SharedSection && !GV->isDeclaration() &&
+  return GV && !isInSharedSection(*GV) && !GV->isDeclaration() &&
          !GV->isInterposable();
 }
 
@@ -275,12 +292,13 @@ bool isNoObject(const Value *Obj) {
   return isa<ConstantPointerNull>(Obj) || isa<UndefValue>(Obj);
 }
 
-/// An MW_SHARED global: linked into the window, so a write to it is marked
-/// without a window check. A declaration is trusted like a definition (C merges
-/// the attribute of an earlier declaration into the definition).
+/// A shared global (MW_SHARED, #pragma clang section, -midway-shared-globals):
+/// linked into the window, so a write to it is marked without a window check.
+/// A declaration is trusted like a definition (C merges the attribute of an
+/// earlier declaration into the definition).
 bool isSharedGlobal(const Value *Obj) {
   const auto *GV = dyn_cast<GlobalVariable>(Obj);
-  return GV && GV->getSection() == SharedSection;
+  return GV && isInSharedSection(*GV);
 }
 
 //===----------------------------------------------------------------------===//
@@ -733,11 +751,19 @@ struct LoopShape {
   const SCEV *BackedgeTakenCount;
 };
 
+/// A load the check build checks.
+struct Load {
+  Instruction *I;
+  Region R = Region::Unknown;
+};
+
 class FunctionInstrumenter {
 public:
-  FunctionInstrumenter(ModuleInstrumenter &MI, Function &F,
-                       FunctionAnalysisManager &FAM)
-      : MI(MI), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy), PtrTy(MI.PtrTy),
+  /// Checks is the check build's state, or null in a default build.
+  FunctionInstrumenter(ModuleInstrumenter &MI, CheckInstrumenter *Checks,
+                       Function &F, FunctionAnalysisManager &FAM)
+      : MI(MI), Checks(Checks), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy),
+        PtrTy(MI.PtrTy),
         TLI(FAM.getResult<TargetLibraryAnalysis>(F)),
         DT(FAM.getResult<DominatorTreeAnalysis>(F)),
         LI(FAM.getResult<LoopAnalysis>(F)),
@@ -752,13 +778,22 @@ public:
     if (ClMergeAdjacent)
       mergeAdjacentStores();
     chooseCalls();
-    return instrument();
+    chooseLoads();
+    // Polls are chosen while LoopInfo describes F, and inserted last.
+    SmallVector<PlannedPoll, 4> Polls;
+    if (arePollsEnabled())
+      Polls = planPolls(LI, SE);
+    bool Changed = instrument();
+    if (Checks)
+      Changed |= instrumentChecks();
+    return insertPolls(Polls) || Changed;
   }
 
 private:
   // collect
   void collect();
   bool isWrite(const Instruction &I) const;
+  bool isCheckedLoad(const Instruction &I) const;
   static Value *getWritePointer(Instruction *I);
 
   // choose
@@ -783,6 +818,7 @@ private:
   bool mayWriteThroughArgument(const CallBase &CB, unsigned ArgNo,
                                AttributeList Known) const;
   void checkInlineAsm(CallBase &CB);
+  void chooseLoads();
   Region classifyPointer(const Value *Ptr);
   bool isLibcHeapObject(const Value *Obj);
   bool isPosixMemalignResult(const LoadInst *Load) const;
@@ -801,6 +837,9 @@ private:
   void instrumentMaskedScatter(IntrinsicInst *II, Region R);
   void instrumentLibCall(const MarkedCall &C);
   void instrumentLibatomicCall(const MarkedCall &C);
+  bool instrumentChecks();
+  void checkWrite(const Write &W);
+  void checkLoad(const Load &L);
   void markRange(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
                  Value *Len, Align Alignment, bool CheckWindow);
   void markBytes(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
@@ -812,9 +851,12 @@ private:
   void markLongRange(IRBuilder<> &IRB, Value *Addr, uint64_t Size);
   void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
-  Value *inWindow(IRBuilder<> &IRB, Value *Addr);
+  Value *inWindow(IRBuilder<> &IRB, Value *Addr) {
+    return midway::inWindow(IRB, Addr, IntptrTy);
+  }
 
   ModuleInstrumenter &MI;
+  CheckInstrumenter *Checks;
   Function &F;
   const DataLayout &DL;
   IntegerType *IntptrTy;
@@ -825,6 +867,7 @@ private:
   ScalarEvolution &SE;
 
   SmallVector<Write, 16> Writes;
+  SmallVector<Load, 16> Loads; // check builds only
   /// Marks standing for several stores of one block (mergeAdjacentStores).
   struct MergedMark {
     Instruction *After;  // the last of the stores
@@ -882,12 +925,30 @@ bool FunctionInstrumenter::isWrite(const Instruction &I) const {
          isMarkableMaskedWrite(*II, DL);
 }
 
+/// Whether I is a load a check build checks: a load, or a masked load or
+/// gather of whole-byte elements, in the flat address space.
+bool FunctionInstrumenter::isCheckedLoad(const Instruction &I) const {
+  if (const auto *LI = dyn_cast<LoadInst>(&I))
+    return LI->getPointerAddressSpace() == 0 &&
+           !DL.getTypeStoreSize(LI->getType()).isZero();
+  const auto *II = dyn_cast<IntrinsicInst>(&I);
+  if (!II || (II->getIntrinsicID() != Intrinsic::masked_load &&
+              II->getIntrinsicID() != Intrinsic::masked_gather))
+    return false;
+  Type *EltTy = II->getType()->getScalarType();
+  return isa<FixedVectorType>(II->getType()) &&
+         II->getArgOperand(0)->getType()->getPointerAddressSpace() == 0 &&
+         DL.getTypeSizeInBits(EltTy) % 8 == 0 && DL.typeSizeEqualsStoreSize(EltTy);
+}
+
 void FunctionInstrumenter::collect() {
   for (Instruction &I : instructions(F)) {
     // Marks (ours, or another instrumentation's bookkeeping) are not writes of
     // the program.
     if (I.hasMetadata(LLVMContext::MD_nosanitize))
       continue;
+    if (Checks && isCheckedLoad(I))
+      Loads.push_back({&I});
     if (isWrite(I)) {
       // Only the flat address space holds the window: x86's segment-relative
       // address spaces (256-258) are offsets, not addresses.
@@ -997,6 +1058,15 @@ void FunctionInstrumenter::chooseWrites() {
     if (W.R == Region::Private)
       ++NumOmittedPrivate;
   }
+}
+
+/// Loads of a check build follow the writes' omission rules: what cannot be in
+/// the window is not checked.
+void FunctionInstrumenter::chooseLoads() {
+  for (Load &L : Loads)
+    L.R = classifyPointer(isa<LoadInst>(L.I)
+                              ? cast<LoadInst>(L.I)->getPointerOperand()
+                              : cast<IntrinsicInst>(L.I)->getArgOperand(0));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1834,6 +1904,10 @@ void FunctionInstrumenter::instrumentLibCall(const MarkedCall &C) {
   default:
     llvm_unreachable("not a modelled library function");
   }
+  // Here Dst is known to be in the window (or a shared global).
+  if (Checks)
+    Checks->check(After, CB, Dst, Len, MW_ACCESS_STORE | MW_ACCESS_RANGE,
+                  Region::Shared);
   markRange(After, CB.getDebugLoc(), Dst, Len, Align(1), /*CheckWindow=*/false);
 }
 
@@ -1853,8 +1927,92 @@ void FunctionInstrumenter::instrumentLibatomicCall(const MarkedCall &C) {
   Value *Len =
       W.SizeArg ? IRB.CreateZExtOrTrunc(CB.getArgOperand(*W.SizeArg), IntptrTy)
                 : ConstantInt::get(IntptrTy, W.Size);
+  if (Checks)
+    Checks->check(After, CB, CB.getArgOperand(W.PtrArg), Len,
+                  MW_ACCESS_STORE | MW_ACCESS_ATOMIC | (W.SizeArg ? MW_ACCESS_RANGE : 0),
+                  C.R);
   markRange(After, CB.getDebugLoc(), CB.getArgOperand(W.PtrArg), Len, Align(1),
             C.R == Region::Unknown);
+}
+
+//===----------------------------------------------------------------------===//
+// Checks (check builds only; Checks.cpp emits them)
+//
+// Every access that is not provably private gets its own check before it, marks
+// or no marks: a store whose mark a loop range or a merged mark stands for is
+// still checked where it is. The checks of C library calls and libatomic calls
+// are made with their marks, after the call (instrumentLibCall,
+// instrumentLibatomicCall), when the range they wrote is known.
+//===----------------------------------------------------------------------===//
+
+bool FunctionInstrumenter::instrumentChecks() {
+  bool Changed = false;
+  for (const Write &W : Writes)
+    if (W.R != Region::Private) {
+      checkWrite(W);
+      Changed = true;
+    }
+  for (const Load &L : Loads)
+    if (L.R != Region::Private) {
+      checkLoad(L);
+      Changed = true;
+    }
+  return Changed;
+}
+
+void FunctionInstrumenter::checkWrite(const Write &W) {
+  Instruction *I = W.I;
+  IRBuilder<> IRB(I);
+  if (auto *SI = dyn_cast<StoreInst>(I)) {
+    Checks->check(I, *I, SI->getPointerOperand(),
+                  IRB.CreateTypeSize(IntptrTy,
+                                     DL.getTypeStoreSize(SI->getValueOperand()->getType())),
+                  MW_ACCESS_STORE | (SI->isAtomic() ? MW_ACCESS_ATOMIC : 0), W.R);
+  } else if (isa<AtomicRMWInst>(I) || isa<AtomicCmpXchgInst>(I)) {
+    Type *Ty = isa<AtomicRMWInst>(I)
+                   ? cast<AtomicRMWInst>(I)->getValOperand()->getType()
+                   : cast<AtomicCmpXchgInst>(I)->getNewValOperand()->getType();
+    Checks->check(I, *I, getWritePointer(I),
+                  ConstantInt::get(IntptrTy, DL.getTypeStoreSize(Ty)),
+                  MW_ACCESS_LOAD | MW_ACCESS_STORE | MW_ACCESS_ATOMIC, W.R);
+  } else if (auto *MemI = dyn_cast<AnyMemIntrinsic>(I)) {
+    // The source of a copy is read: a load check of its own, by its own region.
+    if (auto *Transfer = dyn_cast<AnyMemTransferInst>(MemI))
+      if (Region SrcR = classifyPointer(Transfer->getRawSource());
+          SrcR != Region::Private)
+        Checks->check(I, *I, Transfer->getRawSource(), MemI->getLength(),
+                      MW_ACCESS_LOAD | MW_ACCESS_RANGE, SrcR);
+    Checks->check(I, *I, MemI->getRawDest(), MemI->getLength(),
+                  MW_ACCESS_STORE | MW_ACCESS_RANGE |
+                      (isa<AtomicMemIntrinsic>(MemI) ? MW_ACCESS_ATOMIC : 0),
+                  W.R);
+  } else {
+    auto *II = cast<IntrinsicInst>(I);
+    auto *DataTy = cast<FixedVectorType>(II->getArgOperand(0)->getType());
+    Checks->checkLanes(I, *I, II->getArgOperand(1),
+                       DL.getTypeStoreSize(DataTy->getElementType()),
+                       DataTy->getNumElements(), II->getArgOperand(3),
+                       MW_ACCESS_STORE, W.R);
+  }
+}
+
+void FunctionInstrumenter::checkLoad(const Load &L) {
+  Instruction *I = L.I;
+  if (auto *LI = dyn_cast<LoadInst>(I)) {
+    IRBuilder<> IRB(I);
+    Checks->check(I, *I, LI->getPointerOperand(),
+                  IRB.CreateTypeSize(IntptrTy, DL.getTypeStoreSize(LI->getType())),
+                  MW_ACCESS_LOAD | (LI->isAtomic() ? MW_ACCESS_ATOMIC : 0), L.R);
+    return;
+  }
+  auto *II = cast<IntrinsicInst>(I);
+  auto *DataTy = cast<FixedVectorType>(II->getType());
+  // masked.load(ptr, align, mask, passthru), masked.gather(ptrs, ...): the
+  // same operands.
+  Checks->checkLanes(I, *I, II->getArgOperand(0),
+                     DL.getTypeStoreSize(DataTy->getElementType()),
+                     DataTy->getNumElements(), II->getArgOperand(2),
+                     MW_ACCESS_LOAD, L.R);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1870,9 +2028,9 @@ Value *FunctionInstrumenter::shadowAddress(IRBuilder<> &IRB, Value *Addr) {
   return IRB.CreateIntToPtr(Shadow, PtrTy);
 }
 
-/// (uintptr_t)p - MW_WINDOW_BASE < MW_WINDOW_SIZE, as midway.h's mw_in_window:
-/// one subtract and one unsigned compare. Addr is a pointer, or lane addresses.
-Value *FunctionInstrumenter::inWindow(IRBuilder<> &IRB, Value *Addr) {
+} // namespace
+
+Value *midway::inWindow(IRBuilder<> &IRB, Value *Addr, IntegerType *IntptrTy) {
   Type *AddrTy = Addr->getType();
   Type *IntTy = AddrTy->isVectorTy()
                     ? VectorType::get(IntptrTy, cast<VectorType>(AddrTy))
@@ -1883,6 +2041,8 @@ Value *FunctionInstrumenter::inWindow(IRBuilder<> &IRB, Value *Addr) {
       IRB.CreateSub(Addr, ConstantInt::get(IntTy, WindowBase)),
       ConstantInt::get(IntTy, WindowSize), "midway.in.window");
 }
+
+namespace {
 
 /// Marks [Addr, Addr + Len) before InsertBefore, checking first that Addr is
 /// in the window if asked to. A constant length is marked inline; a length
@@ -2109,12 +2269,16 @@ public:
     }
     FunctionAnalysisManager &FAM =
         MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
+    // Shared globals first, so that every omission rule sees them shared.
+    bool Changed = placeSharedGlobals(M);
     ModuleInstrumenter MI(M);
-    bool Changed = false;
+    std::optional<CheckInstrumenter> Checks;
+    if (isCheckBuild())
+      Checks.emplace(M);
     for (Function &F : M) {
       if (F.isDeclaration() || isExempt(F))
         continue;
-      if (FunctionInstrumenter(MI, F, FAM).run())
+      if (FunctionInstrumenter(MI, Checks ? &*Checks : nullptr, F, FAM).run())
         FAM.invalidate(F, PreservedAnalyses::none());
       F.addFnAttr(InstrumentedAttr);
       Changed = true;

@@ -49,7 +49,7 @@ std::optional<Section> read_section(const char *path, const char *name, bool wit
     fatal("mw_init", "cannot read the section names of %s", path);
   for (const Elf64_Shdr &s : sh) {
     if (s.sh_name >= strtab.sh_size || std::strcmp(&names[s.sh_name], name) != 0) continue;
-    Section out{s.sh_addr, s.sh_size, {}};
+    Section out{s.sh_addr, s.sh_size, s.sh_addralign ? s.sh_addralign : 1, {}};
     if (with_contents && s.sh_type != SHT_NOBITS) {
       out.contents.resize(s.sh_size);
       if (!f.read_at(out.contents.data(), s.sh_size, s.sh_offset))

@@ -13,6 +13,7 @@ namespace mw::image {
 struct Section {
   uintptr_t addr = 0;    // as linked (for a shared object, relative to its load address)
   size_t size = 0;
+  size_t align = 1;      // sh_addralign
   std::string contents;  // read only when asked for
 };
 

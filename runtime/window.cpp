@@ -63,20 +63,43 @@ void commit_shadow(uintptr_t begin, uintptr_t end, const char *what) {
 __attribute__((constructor(101))) void setup() {
   g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   // Where the linker put the program's MW_SHARED data: read from the executable's
-  // section headers, since program headers carry no names.
-  std::optional<image::Section> shared =
+  // section headers, since program headers carry no names. The initialized part sits
+  // at the window base, the zero-initialized part (NOBITS) right after it, aligned.
+  std::optional<image::Section> data =
       image::read_section("/proc/self/exe", MW_SHARED_SECTION, false);
-  uintptr_t sbegin = shared ? shared->addr : kBase;
-  size_t ssize = shared ? shared->size : 0;
-  if (sbegin != kBase)
+  std::optional<image::Section> bss =
+      image::read_section("/proc/self/exe", MW_SHARED_BSS_SECTION, false);
+  const uintptr_t data_end = kBase + (data ? data->size : 0);
+  if (data && data->addr != kBase)
     fatal("mw_init",
           "the program's shared data (section %s) is at 0x%lx, not at the window base 0x%lx: "
           "compile and link it with mwcc (or with its flags: pkg-config --libs midway, "
           "CMake's Midway::Midway, mwcc --showme:link)",
-          MW_SHARED_SECTION, static_cast<unsigned long>(sbegin),
+          MW_SHARED_SECTION, static_cast<unsigned long>(data->addr),
           static_cast<unsigned long>(kBase));
+  if (bss && bss->size && bss->addr != round_up(data_end, bss->align))
+    fatal("mw_init",
+          "the program's zero-initialized shared data (section %s) is at 0x%lx, not at 0x%lx "
+          "(after the initialized shared data, from the window base): compile and link it "
+          "with mwcc (or with its flags: pkg-config --libs midway, CMake's Midway::Midway, "
+          "mwcc --showme:link)",
+          MW_SHARED_BSS_SECTION, static_cast<unsigned long>(bss->addr),
+          static_cast<unsigned long>(round_up(data_end, bss->align)));
   g_layout.static_begin = kBase;
-  g_layout.static_end = kBase + ssize;
+  g_layout.static_end = bss && bss->size ? bss->addr + bss->size : data_end;
+  // A zero-initialized part aligned past a page starts in a segment of its own, after
+  // pages that exec left unmapped: map them, so that the static data is one range.
+  if (bss && bss->size) {
+    const uintptr_t gap_begin = round_up(data_end, g_page), gap_end = bss->addr & ~(g_page - 1);
+    if (gap_begin < gap_end) {
+      const char *what = "padding before the zero-initialized shared data";
+      reserve(gap_begin, gap_end, what);
+      if (mprotect(reinterpret_cast<void *>(gap_begin), gap_end - gap_begin,
+                   PROT_READ | PROT_WRITE) != 0)
+        fatal_errno("mw_init", "cannot map the %s at [0x%lx, 0x%lx)", what,
+                    static_cast<unsigned long>(gap_begin), static_cast<unsigned long>(gap_end));
+    }
+  }
   g_layout.heap_begin = round_up(g_layout.static_end, 1 << 21);
 
   // A brk heap inside the window means the program was linked without mwcc's anchor at

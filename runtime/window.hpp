@@ -19,7 +19,8 @@ namespace mw::window {
 constexpr uintptr_t kBase = MW_WINDOW_BASE;
 constexpr uintptr_t kEnd = MW_WINDOW_BASE + MW_WINDOW_SIZE;
 
-// [static_begin, static_end): the program's MW_SHARED data (empty if it has none).
+// [static_begin, static_end): the program's MW_SHARED data, initialized then
+// zero-initialized (empty if it has none).
 // [heap_begin, kEnd): room for the mw_malloc heap.
 struct Layout {
   uintptr_t static_begin;

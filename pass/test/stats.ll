@@ -18,6 +18,7 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT: 1 midway-instrument - Number of loop ranges marked
 ; CHECK-NEXT: 1 midway-instrument - Number of writes omitted: memory is private
 ; CHECK-NEXT: 3 midway-instrument - Number of marks guarded by a window check
+; CHECK-NEXT: 1 midway-instrument - Number of shared globals placed in the NOBITS section (zero-initialized)
 ; CHECK-NEXT: 1 midway-instrument - Number of writes reported as not marked
 
 ; NOSTATS-NOT: Statistics

@@ -26,3 +26,4 @@ for feature in ("avx2", "avx512f"):
         config.available_features.add(feature)
 
 config.substitutions.append(("%midway_lib", os.path.join(os.path.dirname(config.midway_bin_dir), "lib")))
+config.substitutions.append(("%midway_include", os.path.join(os.path.dirname(config.midway_bin_dir), "include")))

@@ -24,7 +24,7 @@ cmake --install "$build" --prefix "$tmp/P" > "$tmp/install.log" || { cat "$tmp/i
 mv "$tmp/P" "$tmp/Q"
 q=$tmp/Q
 for f in bin/mwcc bin/mwrun include/midway.h lib/libmidway.so lib/MidwayInstrument.so \
-         lib/midway_exe.o lib/cmake/Midway/MidwayConfig.cmake \
+         lib/midway_exe.o lib/midway.ld lib/cmake/Midway/MidwayConfig.cmake \
          lib/cmake/Midway/MidwayConfigVersion.cmake lib/pkgconfig/midway.pc; do
   [ -e "$q/$f" ] || fail "$f was not installed"
 done

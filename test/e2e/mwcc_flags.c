@@ -1,0 +1,33 @@
+// mwcc's Midway options become the pass's options, and a check build gets the line
+// tables its sites need.
+// RUN: %mwcc --showme -O2 -c %s | FileCheck %s --check-prefix=DEFAULT
+// RUN: %mwcc --showme -fmidway-check -O2 -c %s | FileCheck %s --check-prefix=CHECK-BUILD
+// RUN: %mwcc --showme -fmidway-check -g -O2 -c %s | FileCheck %s --check-prefix=CHECK-G
+// RUN: %mwcc --showme -fmidway-check -g0 -c %s 2>&1 | FileCheck %s --check-prefix=CHECK-G0
+// RUN: %mwcc --showme -fmidway-shared-globals -O2 -c %s | FileCheck %s --check-prefix=GLOBALS
+// DEFAULT-NOT: -midway-check
+// DEFAULT-NOT: -midway-shared-globals
+// DEFAULT-NOT: -midway-polls
+// DEFAULT-NOT: -fmidway
+// CHECK-BUILD: -mllvm -midway-check {{.*}}-gline-tables-only
+// CHECK-BUILD-NOT: -fmidway-check
+// CHECK-G: -mllvm -midway-check
+// CHECK-G-NOT: -gline-tables-only
+// CHECK-G0: mwcc: note: -fmidway-check needs line tables: -gline-tables-only overrides -g0
+// CHECK-G0: -g0 {{.*}}-gline-tables-only
+// GLOBALS: -fno-common -mllvm -midway-shared-globals
+// GLOBALS-NOT: -fmidway-shared-globals
+//
+// A check build's object calls the runtime's checks and carries its sites. (Linking
+// one needs the runtime's side of the checks, which is not written yet.)
+// RUN: %mwcc -fmidway-check -O2 -c %s -o %t.o
+// RUN: llvm-nm %t.o | FileCheck %s --check-prefix=SYMBOLS
+// RUN: llvm-readelf -S %t.o | FileCheck %s --check-prefix=SECTIONS
+// SYMBOLS: U __mw_check_load
+// SYMBOLS: U __mw_check_store
+// SECTIONS: mw_sites
+#include <midway.h>
+
+MW_SHARED int data[16];
+
+int bump(int i) { return ++data[i]; }
