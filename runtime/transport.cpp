@@ -190,6 +190,11 @@ struct Op {
 
 struct RxBuf : Op {
   std::byte *buf;
+  uint64_t posted = 0;     // its place in the order receives were posted (take_received)
+  bool arrived = false;    // its completion has been read, not yet handled
+  bool truncated = false;  // ... as an error: longer than the buffer
+  size_t len = 0;
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
 };
 
 struct SendBuf : Op {
@@ -247,6 +252,7 @@ struct Delivery {
 struct Completion {
   fi_cq_data_entry e;
   fi_addr_t src;
+  bool truncated = false;  // a receive's error entry: the message was longer than the buffer
 };
 
 // The doorbell word of one rank (kDoorbell), one cache line each:
@@ -312,6 +318,10 @@ struct State {
   size_t buf_len = 0;  // header + eager limit
   fid_mr *rx_mr = nullptr, *tx_mr = nullptr;
   std::vector<RxBuf> rx;
+  // Receives in the order they were posted (take_received): rx_ring[n % size] is the
+  // n-th; those from rx_next on are posted and not yet handled. Owned by the role holder.
+  std::vector<RxBuf *> rx_ring;
+  uint64_t rx_posted = 0, rx_next = 0;
   std::vector<SendBuf> tx;
   std::mutex tx_mu;
   std::vector<SendBuf *> tx_free;
@@ -596,7 +606,12 @@ void post_recv(RxBuf *rx) {
       FabLock lk;
       ret = fi_recv(g.ep, rx->buf, g.buf_len, desc_of(g.rx_mr), FI_ADDR_UNSPEC, &rx->ctx);
     }
-    if (ret == 0) return;
+    if (ret == 0) {
+      rx->posted = g.rx_posted++;
+      rx->arrived = false;
+      g.rx_ring[rx->posted % g.rx_ring.size()] = rx;
+      return;
+    }
     if (ret != -FI_EAGAIN) fi_fatal("fi_recv", ret, "posting a receive buffer");
     // We never post more buffers than the receive queue holds, but a provider may need
     // to progress to free room: read completions into the backlog (keeping their order;
@@ -1079,10 +1094,13 @@ bool refill() {
     int code = std::abs(err.err);  // shm reports -FI_ETRUNC, rxm FI_ETRUNC
     if (op && op->kind == OpKind::kRecv && code == FI_ETRUNC) {
       // A message longer than a receive buffer: the provider kept the first buf_len bytes.
-      auto *rx = static_cast<RxBuf *>(op);
-      // An error entry does not say where the message came from.
-      reject(Result::kTooLong, rx->buf, g.buf_len, kUnknownSource, true);
-      post_recv(rx);
+      // Handled in its turn (take_received), as every receive is.
+      Completion c{};
+      c.e.op_context = op;
+      c.e.len = g.buf_len;
+      c.src = FI_ADDR_NOTAVAIL;
+      c.truncated = true;
+      g.backlog.push_back(c);
       return true;
     }
     if (op && op->kind == OpKind::kRecv && code == FI_ECANCELED && g.stopping.load())
@@ -1106,6 +1124,33 @@ void retry_pending() {
     g.pending_done.pop_front();
 }
 
+// Handles the receives whose completions have been read, in the order they were posted,
+// which is the order the provider matched them to messages: FI_ORDER_SAS matches a
+// sender's messages in the order it sent them, and posted receives are matched in the
+// order posted (fi_msg(3)). Their completions need not come in that order: tcp;ofi_rxm
+// (comp_order FI_ORDER_NONE) reports a message larger than its own eager size (16 KiB;
+// ours go up to 16 KiB and a header, which it segments) once its last segment is in,
+// after smaller messages sent behind it, and every protocol here relies on a sender's
+// messages being handled in the order sent. A receive waits here, in its buffer, for
+// those posted before it (from any sender: a buffer does not say whose it will be).
+void take_received(bool run_handlers) {
+  const size_t n = g.rx_ring.size();
+  while (g.rx_next < g.rx_posted) {
+    RxBuf *rx = g.rx_ring[g.rx_next % n];
+    if (!rx->arrived) break;
+    ++g.rx_next;
+    rx->arrived = false;
+    if (rx->truncated) {
+      rx->truncated = false;
+      // An error entry does not say where the message came from.
+      reject(Result::kTooLong, rx->buf, g.buf_len, kUnknownSource, true);
+      post_recv(rx);
+    } else {
+      on_recv(rx, rx->len, rx->src, run_handlers);
+    }
+  }
+}
+
 // One turn of progress, for the role holder. Returns how much it did.
 int poll_cq(bool run_handlers) {
   // What peers had posted when this poll began: mail() compares against it.
@@ -1127,9 +1172,15 @@ int poll_cq(bool run_handlers) {
     ++n;
     auto *op = static_cast<Op *>(c.e.op_context);
     switch (op->kind) {
-      case OpKind::kRecv:
-        on_recv(static_cast<RxBuf *>(op), c.e.len, c.src, run_handlers);
+      case OpKind::kRecv: {
+        auto *rx = static_cast<RxBuf *>(op);
+        rx->arrived = true;
+        rx->truncated = c.truncated;
+        rx->len = c.e.len;
+        rx->src = c.src;
+        take_received(run_handlers);
         break;
+      }
       case OpKind::kSend:
         release_sendbuf(static_cast<SendBuf *>(op));
         break;
@@ -1980,6 +2031,8 @@ void open_buffers() {
     g.tx_mr = reg(g.tx_slab, tx_n * g.buf_len, FI_SEND, "the send buffers");
   }
   g.rx.resize(rx_n);
+  g.rx_ring.assign(rx_n, nullptr);
+  g.rx_posted = g.rx_next = 0;
   g.tx.resize(tx_n);
   for (size_t i = 0; i < tx_n; ++i) {
     g.tx[i].kind = OpKind::kSend;
@@ -2063,8 +2116,21 @@ void remove_dead_endpoints() {
   if (!removed.empty()) mw::warn("mw_init", "%s", mw::leftovers::describe(removed).c_str());
 }
 
+// What this process made that would outlive it if it exits without close() (mw::fatal on
+// any thread, a failed start-up, a program's exit() before mw_finalize) while the names
+// are still there: its endpoint's shm region (16 MiB, until every peer has mapped it)
+// and, before connect(), the job's doorbell page. Otherwise only a later job would remove
+// them (leftovers.hpp). Closing the endpoint here could race the service thread, and only
+// the names outlive the process: they go (peers that mapped them keep their mappings).
+void remove_names_at_exit() {
+  if (!g.region_name.empty() && !g.region_unlinked.exchange(true)) shm_unlink(g.region_name.c_str());
+  if (!g.bells_name.empty()) shm_unlink(g.bells_name.c_str());
+}
+
 std::vector<uint8_t> open(const Config &cfg) {
   if (g.opened) mw::fatal("transport::open", "called twice without close");
+  static const bool at_exit = std::atexit(remove_names_at_exit) == 0;
+  (void)at_exit;
   if (cfg.nprocs < 1 || cfg.rank < 0 || cfg.rank >= cfg.nprocs)
     mw::fatal("transport::open", "rank %d is not in a job of %d ranks", cfg.rank, cfg.nprocs);
   if (cfg.eager_limit < 1024 || cfg.eager_limit > (64u << 20))
@@ -2167,7 +2233,10 @@ void connect(const std::vector<std::vector<uint8_t>> &addresses) {
   }
   // Every rank has opened the doorbell page before any rank learns all addresses: the
   // name can go now, and no page outlives the job.
-  if (g.wait == WaitMode::kDoorbell) shm_unlink(g.bells_name.c_str());
+  if (g.wait == WaitMode::kDoorbell) {
+    shm_unlink(g.bells_name.c_str());
+    g.bells_name.clear();
+  }
   g.connected = true;
   g.stopping = false;
   g.service = new std::thread(service_main);
@@ -2296,8 +2365,11 @@ void close() {
   g.fabric = nullptr;
   g.info = nullptr;
   g.bells = nullptr;
+  if (!g.bells_name.empty()) shm_unlink(g.bells_name.c_str());  // closed before connect()
+  g.bells_name.clear();
   g.epoll_fd = g.event_fd = g.cq_fd = -1;
   g.rx.clear();
+  g.rx_ring.clear();
   g.tx.clear();
   g.tx_free.clear();
   g.inbox.clear();

@@ -329,6 +329,26 @@ TEST_F(LaunchTest, ARankThatNeverArrivesIsNamedWhenStartUpTimesOut) {
   EXPECT_LT(r.elapsed, std::chrono::seconds(2) + kStopBound);
 }
 
+// A job whose ranks stop in mw_init after opening their endpoints (rank 1 asks for tcp,
+// the others use shm: their addresses mean nothing to each other) leaves nothing in
+// /dev/shm: neither the endpoints' shm regions nor the job's doorbell page, which the
+// ranks unlink only once connected.
+TEST_F(LaunchTest, AJobThatStopsInMwInitLeavesNothingBehind) {
+  const std::string secret_file = (dir_ / "secret").string();
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "--secret", secret_file, "provider", "1",
+                           "tcp;ofi_rxm"}),
+                 {"FI_TCP_IFACE=lo"});
+  EXPECT_NE(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("midway: fi_av_insert"), std::string::npos) << r.err;
+  expect_all_stopped(r, 3);
+  expect_no_shm_left();
+  std::ifstream in(secret_file);
+  std::string secret;
+  ASSERT_TRUE(in >> secret) << "rank 0 did not record the job's secret";
+  EXPECT_FALSE(fs::exists("/dev/shm/midway-" + secret + "-bells"))
+      << "the job's doorbell page /dev/shm/midway-" << secret << "-bells was left behind";
+}
+
 TEST_F(LaunchTest, SigintToMwrunIsForwardedAndStopsTheJob) {
   std::string pids = pids_dir();
   Result r = run(mwrun(2, {kProbe, "--pids", pids, "sleep"}), {}, [&](pid_t mwrun_pid) {
