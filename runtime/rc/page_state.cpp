@@ -125,9 +125,14 @@ void freeze(const std::vector<uintptr_t> &pages, int prot) {
 }
 
 // The protection back first, then the state: a fault that finds the page no longer
-// frozen may retry at once. Then wakes the faults that wait.
+// frozen may retry at once. Then wakes the faults that wait. g_thaws moves on both before
+// the state is cleared and after: a fault that finds the page thawed has seen the first
+// (page_fault.cpp's retry-once rule counts on it: a fault met between the clear and a
+// single later count was reported as real), and a fault that read the count, then found
+// the page frozen, sleeps on a value the second changes, so it is not left asleep.
 void thaw(const std::vector<uintptr_t> &pages) {
   protect(pages, PROT_READ | PROT_WRITE);
+  g_thaws.fetch_add(1, std::memory_order_seq_cst);
   for (uintptr_t page : pages)
     g_state[index_of(page)].fetch_and(static_cast<uint8_t>(~kFrozen), std::memory_order_seq_cst);
   g_thaws.fetch_add(1, std::memory_order_seq_cst);

@@ -133,6 +133,8 @@ void open_buffers() {
     bufs.tx_mr = reg(bufs.tx_slab, tx_n * bufs.buf_len, FI_SEND, "the send buffers");
   }
   bufs.rx.resize(rx_n);
+  bufs.rx_ring.assign(rx_n, nullptr);
+  bufs.rx_posted = bufs.rx_next = 0;
   bufs.tx.resize(tx_n);
   for (size_t i = 0; i < tx_n; ++i) {
     bufs.tx[i].kind = OpKind::kSend;
@@ -157,6 +159,7 @@ void free_buffers() {
   munmap(bufs.rx_slab, bufs.rx.size() * bufs.buf_len);
   munmap(bufs.tx_slab, bufs.tx.size() * bufs.buf_len);
   bufs.rx.clear();
+  bufs.rx_ring.clear();
   bufs.tx.clear();
   bufs.tx_free.clear();
 }

@@ -69,6 +69,11 @@ struct Op {
 
 struct RxBuf : Op {
   std::byte *buf;
+  uint64_t posted = 0;     // its place in the order receives were posted (take_received)
+  bool arrived = false;    // its completion has been read, not yet handled
+  bool truncated = false;  // ... as an error: longer than the buffer
+  size_t len = 0;
+  fi_addr_t src = FI_ADDR_NOTAVAIL;
 };
 
 struct SendBuf : Op {
@@ -126,6 +131,10 @@ struct Buffers {
   size_t buf_len = 0;  // header + eager limit
   fid_mr *rx_mr = nullptr, *tx_mr = nullptr;
   std::vector<RxBuf> rx;
+  // Receives in the order they were posted (receive.cpp, take_received): rx_ring[n % size]
+  // is the n-th; those from rx_next on are posted and not yet handled. The role holder's.
+  std::vector<RxBuf *> rx_ring;
+  uint64_t rx_posted = 0, rx_next = 0;
   std::vector<SendBuf> tx;
   std::mutex tx_mu;
   std::vector<SendBuf *> tx_free;

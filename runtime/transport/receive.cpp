@@ -41,6 +41,9 @@ void post_recv(RxBuf *rx) {
         if (!refill()) sched_yield();
       },
       "posting a receive buffer");
+  rx->posted = bufs.rx_posted++;
+  rx->arrived = false;
+  bufs.rx_ring[rx->posted % bufs.rx_ring.size()] = rx;
 }
 
 const char *rank_phrase(char *buf, size_t len, const void *msg, size_t received, int source) {
@@ -512,10 +515,13 @@ bool refill() {
     int code = std::abs(err.err);  // shm reports -FI_ETRUNC, rxm FI_ETRUNC
     if (op && op->kind == OpKind::kRecv && code == FI_ETRUNC) {
       // A message longer than a receive buffer: the provider kept the first buf_len bytes.
-      auto *rx = static_cast<RxBuf *>(op);
-      // An error entry does not say where the message came from.
-      reject(Result::kTooLong, rx->buf, bufs.buf_len, kUnknownSource, true);
-      post_recv(rx);
+      // Handled in its turn (take_received), as every receive is.
+      Completion c{};
+      c.e.op_context = op;
+      c.e.len = bufs.buf_len;
+      c.src = FI_ADDR_NOTAVAIL;
+      c.truncated = true;
+      rcv.backlog.push_back(c);
       return true;
     }
     if (op && op->kind == OpKind::kRecv && code == FI_ECANCELED && prog.stopping.load())
@@ -539,6 +545,33 @@ void retry_pending() {
     rcv.pending_done.pop_front();
 }
 
+// Handles the receives whose completions have been read, in the order they were posted,
+// which is the order the provider matched them to messages: FI_ORDER_SAS matches a
+// sender's messages in the order it sent them, and posted receives are matched in the
+// order posted (fi_msg(3)). Their completions need not come in that order: tcp;ofi_rxm
+// (comp_order FI_ORDER_NONE) reports a message larger than its own eager size (16 KiB;
+// ours go up to 16 KiB and a header, which it segments) once its last segment is in,
+// after smaller messages sent behind it, and every protocol here relies on a sender's
+// messages being handled in the order sent. A receive waits here, in its buffer, for
+// those posted before it (from any sender: a buffer does not say whose it will be).
+void take_received(bool run_handlers) {
+  const size_t n = bufs.rx_ring.size();
+  while (bufs.rx_next < bufs.rx_posted) {
+    RxBuf *rx = bufs.rx_ring[bufs.rx_next % n];
+    if (!rx->arrived) break;
+    ++bufs.rx_next;
+    rx->arrived = false;
+    if (rx->truncated) {
+      rx->truncated = false;
+      // An error entry does not say where the message came from.
+      reject(Result::kTooLong, rx->buf, bufs.buf_len, kUnknownSource, true);
+      post_recv(rx);
+    } else {
+      on_recv(rx, rx->len, rx->src, run_handlers);
+    }
+  }
+}
+
 // One turn of progress, for the role holder. Returns how much it did.
 int poll_cq(bool run_handlers) {
   // What peers had posted when this poll began: mail() compares against it.
@@ -560,9 +593,15 @@ int poll_cq(bool run_handlers) {
     ++n;
     auto *op = static_cast<Op *>(c.e.op_context);
     switch (op->kind) {
-      case OpKind::kRecv:
-        on_recv(static_cast<RxBuf *>(op), c.e.len, c.src, run_handlers);
+      case OpKind::kRecv: {
+        auto *rx = static_cast<RxBuf *>(op);
+        rx->arrived = true;
+        rx->truncated = c.truncated;
+        rx->len = c.e.len;
+        rx->src = c.src;
+        take_received(run_handlers);
         break;
+      }
       case OpKind::kSend:
         release_sendbuf(static_cast<SendBuf *>(op));
         break;

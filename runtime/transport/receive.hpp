@@ -51,6 +51,7 @@ struct Delivery {
 struct Completion {
   fi_cq_data_entry e;
   fi_addr_t src;
+  bool truncated = false;  // a receive's error entry: the message was longer than the buffer
 };
 
 struct Receiver {

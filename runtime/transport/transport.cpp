@@ -103,6 +103,17 @@ void remove_dead_endpoints() {
   if (!removed.empty()) mw::warn("mw_init", "%s", leftovers::describe(removed).c_str());
 }
 
+// What this process made that would outlive it if it exits without close() (mw::fatal on
+// any thread, a failed start-up, a program's exit() before mw_finalize) while the names
+// are still there: its endpoint's shm region (16 MiB, until every peer has mapped it)
+// and, before connect(), the job's doorbell page. Otherwise only a later job would remove
+// them (core/leftovers.hpp). Closing the endpoint here could race the service thread, and
+// only the names outlive the process: they go (peers that mapped them keep their mappings).
+void remove_names_at_exit() {
+  if (!fab.region_name.empty() && !fab.region_unlinked.exchange(true)) shm_unlink(fab.region_name.c_str());
+  if (!wake.bells_name.empty()) shm_unlink(wake.bells_name.c_str());
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -111,6 +122,8 @@ void remove_dead_endpoints() {
 
 std::vector<uint8_t> open(const Config &cfg) {
   if (fab.opened) mw::fatal("transport::open", "called twice without close");
+  static const bool at_exit = std::atexit(remove_names_at_exit) == 0;
+  (void)at_exit;
   if (cfg.nprocs < 1 || cfg.rank < 0 || cfg.rank >= cfg.nprocs)
     mw::fatal("transport::open", "rank %d is not in a job of %d ranks", cfg.rank, cfg.nprocs);
   if (cfg.eager_limit < 1024 || cfg.eager_limit > (64u << 20))
@@ -213,7 +226,10 @@ void connect(const std::vector<std::vector<uint8_t>> &addresses) {
   }
   // Every rank has opened the doorbell page before any rank learns all addresses: the
   // name can go now, and no page outlives the job.
-  if (wake.wait == WaitMode::kDoorbell) shm_unlink(wake.bells_name.c_str());
+  if (wake.wait == WaitMode::kDoorbell) {
+    shm_unlink(wake.bells_name.c_str());
+    wake.bells_name.clear();
+  }
   fab.connected = true;
   if (wake.wait == WaitMode::kDoorbell) wake.mine = &wake.bells[fab.cfg.rank];
   prog.stopping = false;

@@ -33,8 +33,9 @@ Wake &wake = *new Wake;
 // Futexes on the bells are not FUTEX_PRIVATE: the words live in memory shared between
 // processes.
 
-// Sleeps while *addr == expected, until a wake for one of `bits` or timeout_ms.
-void futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, int timeout_ms) {
+// Sleeps while *addr == expected, until a wake for one of `bits` or timeout_ms. Returns
+// false if it slept the whole timeout.
+bool futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, int timeout_ms) {
   // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time.
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -42,8 +43,9 @@ void futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, i
   ts.tv_nsec += (timeout_ms % 1000) * 1'000'000L;
   if (ts.tv_nsec >= 1'000'000'000L) ts.tv_sec += 1, ts.tv_nsec -= 1'000'000'000L;
   // EAGAIN (the word changed), ETIMEDOUT, EINTR: all mean "look again".
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(addr), FUTEX_WAIT_BITSET, expected, &ts, nullptr,
-          bits);
+  return syscall(SYS_futex, reinterpret_cast<uint32_t *>(addr), FUTEX_WAIT_BITSET, expected, &ts,
+                 nullptr, bits) == 0 ||
+         errno != ETIMEDOUT;
 }
 
 void futex_wake(std::atomic<uint32_t> *addr, uint32_t bits) {
@@ -170,6 +172,8 @@ void close_wake() {
   if (wake.epoll_fd >= 0) ::close(wake.epoll_fd);
   if (wake.event_fd >= 0) ::close(wake.event_fd);
   wake.bells = nullptr;
+  if (!wake.bells_name.empty()) shm_unlink(wake.bells_name.c_str());  // closed before connect()
+  wake.bells_name.clear();
   wake.epoll_fd = wake.event_fd = wake.cq_fd = -1;
 }
 

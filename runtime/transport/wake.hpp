@@ -46,7 +46,7 @@ struct Wake {
 extern Wake &wake;
 
 // Sleeps while *addr == expected, until a wake for one of `bits` or timeout_ms.
-void futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, int timeout_ms);
+bool futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, int timeout_ms);
 void futex_wake(std::atomic<uint32_t> *addr, uint32_t bits);
 
 inline std::atomic<uint32_t> *my_bell() { return &wake.bells[fab.cfg.rank].word; }

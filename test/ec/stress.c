@@ -2,7 +2,7 @@
  * with --mix of entry, release and processor consistency in one program.
  *
  *   mwrun -n N [--model ec|rc|pc] stress [--seed S] [--locks M] [--iters K] [--nest PCT]
- *                     [--delay US] [--line L] [--mix] [--pc-interval US] [--discard PCT]
+ *                     [--delay US] [--line L] [--mix] [--big] [--pc-interval US] [--discard PCT]
  *                     [--stall S] [--no-oracle] [--verbose]
  *
  * The layout. M locks guard a byte arena (MW_SHARED). From the seed alone (so every rank
@@ -80,6 +80,15 @@
  * (an update a member sent before it heard of the leave, a PC flusher's above all, must
  * not land over the page the discarding rank fetches again).
  *
+ * Big updates (--big). Ranges up to 24 KiB (less when many locks must share the
+ * arena), and half of the sub-ranges a version writes are scattered runs (a few bytes
+ * every few bytes, up to 2 KiB each) instead of one block: a release then ships many
+ * short runs, which travel copied and fill update messages to the transport's eager
+ * limit. Over tcp;ofi_rxm such a message is bigger than the provider's own eager size
+ * and completes after the smaller messages sent behind it; the transport must still
+ * hand them to their handlers in the order sent (transport.cpp, take_received). Under
+ * --model rc|pc every such update is a copyset update (test/ec/CMakeLists.txt).
+ *
  * The consistency dial. The same binary runs under mwrun --model ec (the default: bound
  * ranges entry consistent, the others release or processor consistent), rc (every datum
  * release consistent: bindings ship nothing, the lock orders everything) or pc (every
@@ -147,6 +156,7 @@ static long line = 0; /* 0: the static arena (64-byte lines); else mw_malloc_lin
 static int mix = 0;   /* --mix: entry, release and processor consistent ranges in one arena */
 static unsigned pc_interval = 1000; /* --pc-interval: mw_processor_consistent's flush interval */
 static int discard_pct = 0; /* --discard: PCT% of sections are followed by an mw_discard */
+static int big = 0;         /* --big: ranges up to 24 KiB, written in scattered runs too */
 static int rank, nprocs;
 
 /* The command that runs this job again, for failure messages (with the model and the
@@ -154,10 +164,11 @@ static int rank, nprocs;
 static char repro[512];
 static void make_repro(void) {
   const char *model = getenv("MW_MODEL"), *provider = getenv("MW_PROVIDER");
-  char mixarg[64] = "";
+  char mixarg[96] = "";
   if (mix) snprintf(mixarg, sizeof mixarg, " --mix --pc-interval %u", pc_interval);
   if (discard_pct)
     snprintf(mixarg + strlen(mixarg), sizeof mixarg - strlen(mixarg), " --discard %d", discard_pct);
+  if (big) snprintf(mixarg + strlen(mixarg), sizeof mixarg - strlen(mixarg), " --big");
   snprintf(repro, sizeof repro,
            "mwrun -n %d%s%s%s%s%s stress --seed %" PRIu64 " --locks %d --iters %d --nest %d --delay %d "
            "--line %ld%s%s",
@@ -236,12 +247,19 @@ static uint32_t free_off, free_words; /* --mix: the unlocked words, [free_off, +
 static size_t arena_used;
 static unsigned char *arena; /* static_arena, or the heap block of --line */
 
+/* --big: the longest range, so that every lock's four fit the arena. */
+static uint32_t big_len(void) {
+  uint32_t fit = (uint32_t)(ARENA / ((size_t)nlocks * MAXRANGES)) - 200;
+  return fit < 24 * 1024 ? fit : 24 * 1024;
+}
+
 static uint32_t pick_len(rng_t *r) {
   switch (below(r, 20)) {
     case 0: case 1: case 2: case 3: case 4: return 1 + below(r, 8);          /* tiny       */
     case 5: case 6: case 7: case 8: case 9: return 9 + below(r, 56);         /* < a line   */
     case 10: case 11: case 12: case 13: case 14: case 15: return 65 + below(r, 448);
-    default: return 513 + below(r, 3584);                                    /* up to 4 KiB */
+    default:                                             /* up to 4 KiB, or to 24 with --big */
+      return big && below(r, 2) ? 4097 + below(r, big_len() - 4096) : 513 + below(r, 3584);
   }
 }
 
@@ -429,10 +447,21 @@ static void apply_write(unsigned char *base, int l, uint64_t v, int w) {
     uint32_t off, len;
     data_segment(l, j, &off, &len);
     if (len == 0) continue;
-    int nsub = (int)below(&r, 3); /* 0: this range untouched in this version */
+    int nsub = (int)below(&r, big ? 5 : 3); /* 0: this range untouched in this version */
     for (int s = 0; s < nsub; s++) {
       uint32_t a = below(&r, len), n = 1 + below(&r, len - a);
-      for (uint32_t i = 0; i < n; i++) base[off + a + i] = (unsigned char)next(&r);
+      if (big && below(&r, 2)) {
+        /* --big: scattered runs over most of the range, `run` bytes every `stride`: an
+         * update of many short runs, which travel copied and fill messages to the eager
+         * limit */
+        uint32_t stride = 8 + below(&r, 505), run = 1 + below(&r, stride - 1);
+        a = below(&r, len / 8 + 1);
+        n = len - a;
+        for (uint32_t i = 0; i < n; i++)
+          if (i % stride < run) base[off + a + i] = (unsigned char)next(&r);
+      } else {
+        for (uint32_t i = 0; i < n; i++) base[off + a + i] = (unsigned char)next(&r);
+      }
     }
   }
   struct header h = {v, (uint64_t)w, 0};
@@ -761,7 +790,7 @@ static void check_at_rank0(void) {
 
 static void usage(void) {
   fprintf(stderr, "usage: stress [--seed S] [--locks M (1..%d)] [--iters K (0..%d)] [--nest PCT] "
-                  "[--delay US] [--line L] [--mix] [--pc-interval US] [--discard PCT] [--stall S] "
+                  "[--delay US] [--line L] [--mix] [--big] [--pc-interval US] [--discard PCT] [--stall S] "
                   "[--no-oracle] [--verbose]\n", MAXL, MAXITERS);
   exit(2);
 }
@@ -810,6 +839,7 @@ int main(int argc, char **argv) {
     if (!strcmp(a, "--no-oracle")) { use_oracle = 0; continue; }
     if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
     if (!strcmp(a, "--mix")) { mix = 1; continue; }
+    if (!strcmp(a, "--big")) { big = 1; continue; }
     if (i + 1 >= argc) usage();
     const char *v = argv[++i];
     if (!strcmp(a, "--seed")) seed = strtoull(v, NULL, 0);

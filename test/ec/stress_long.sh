@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The long run of the stress test (stress.c): many seeds, each with its own job size,
 # lock count, line size, nesting, delay, consistency model (mwrun --model), whether
-# the arena mixes entry-, release- and processor-consistent data (--mix) and whether
-# ranks discard cached copies (--discard) drawn from the seed. Not part of ctest (which
+# the arena mixes entry-, release- and processor-consistent data (--mix), whether
+# ranks discard cached copies (--discard) and whether updates are big (--big, with
+# MW_PC_INTERVAL_US drawn too under pc) drawn from the seed. Not part of ctest (which
 # runs a few fixed seeds); run it by hand after changing the lock, barrier, copyset or
 # pending-update protocols:
 #
@@ -11,6 +12,9 @@
 #   test/ec/stress_long.sh -p shm -j 2     # shm only, two jobs at a time
 #   test/ec/stress_long.sh -m ec -x 0 -d 0 # entry consistency only, as before --mix
 #   test/ec/stress_long.sh -m rc -x 100 -n 8   # every run --mix under rc at 8 ranks
+#   test/ec/stress_long.sh -p tcp -m rc,pc -B 100 -d 0 -n 3,4 -c 200
+#                                          # release and processor consistency over tcp
+#                                          # with big updates (ctest's ec-stress-big-*)
 #
 # Options:
 #   -c COUNT     runs (default 300)
@@ -20,6 +24,8 @@
 #   -x PCT       percent of runs with --mix (default 60)
 #   -d PCT       percent of runs with --discard (mw_discard between sections; default 25).
 #                -d 0 leaves it out.
+#   -B PCT       percent of runs with --big (ranges up to 24 KiB, scattered writes: update
+#                messages filled to the eager limit; default 20)
 #   -n LIST      job sizes to draw from, comma separated (default 2,2,3,4,4,5,6,8)
 #   -b DIR       build directory (default: build/ at the top of the repository)
 #   -t SECONDS   timeout of each job (default 120)
@@ -29,9 +35,9 @@
 # that reproduces it. Exit status 0 only if every run passed.
 set -uo pipefail
 
-count=300 first=1000 providers="shm,shm,shm,shm,tcp" models="ec,ec,rc,pc" mixpct=60 discardpct=25
+count=300 first=1000 providers="shm,shm,shm,shm,tcp" models="ec,ec,rc,pc" mixpct=60 discardpct=25 bigpct=20
 sizes_opt="2,2,3,4,4,5,6,8" build="" timeout=120 jobs=1 keep=0
-while getopts "c:s:p:m:x:d:n:b:t:j:kh" opt; do
+while getopts "c:s:p:m:x:d:B:n:b:t:j:kh" opt; do
   case $opt in
     c) count=$OPTARG ;;
     s) first=$OPTARG ;;
@@ -39,6 +45,7 @@ while getopts "c:s:p:m:x:d:n:b:t:j:kh" opt; do
     m) models=$OPTARG ;;
     x) mixpct=$OPTARG ;;
     d) discardpct=$OPTARG ;;
+    B) bigpct=$OPTARG ;;
     n) sizes_opt=$OPTARG ;;
     b) build=$OPTARG ;;
     t) timeout=$OPTARG ;;
@@ -81,12 +88,22 @@ params() {
   if [ $((RANDOM % 100)) -lt "$discardpct" ]; then
     args+=(--discard $((5 + RANDOM % 21)))
   fi
+  # Drawn last, so that the runs of a seed without --big stay what they were.
+  pc_env=()
+  if [ $((RANDOM % 100)) -lt "$bigpct" ]; then
+    args+=(--big)
+    # fewer locks: --big's ranges share the arena
+    for ((i = 0; i < ${#args[@]}; i++)); do
+      if [ "${args[i]}" = --locks ] && [ "${args[i + 1]}" -gt 16 ]; then args[i + 1]=16; fi
+    done
+    [ "$model" = pc ] && pc_env=(MW_PC_INTERVAL_US=$((RANDOM % 2 ? 200 : 1000)))
+  fi
 }
 
 run_one() {
-  local seed=$1 np provider model args
+  local seed=$1 np provider model args pc_env
   params "$seed"
-  local cmd=("$mwrun" -n "$np" --provider "$provider" --model "$model" --timeout "$timeout" "$prog" "${args[@]}")
+  local cmd=(env FI_TCP_IFACE="${FI_TCP_IFACE:-lo}" "${pc_env[@]}" "$mwrun" -n "$np" --provider "$provider" --model "$model" --timeout "$timeout" "$prog" "${args[@]}")
   local log=$out/seed-$seed.log t0=$SECONDS
   "${cmd[@]}" > "$log" 2>&1
   local rc=$?

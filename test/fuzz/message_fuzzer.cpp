@@ -10,6 +10,9 @@
 // Half the inputs are taken as raw bytes; the other half (first byte odd) build a header
 // that passes the cheap checks (magic, version, secret, length) from the input's fields,
 // so the fuzzer spends its time in the deeper checks: types, flags, rendezvous bodies.
+// Now and then that header's secret tag has one bit flipped, anywhere in its 64: an
+// accepted message must carry the job's tag exactly, so a check that compared only part
+// of it is caught.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -34,6 +37,7 @@ void check_accepted(const uint8_t *buf, size_t len, int source) {
   REQUIRE(len >= sizeof h);
   std::memcpy(&h, buf, sizeof h);
   REQUIRE(h.magic == kMagic && h.version == kVersion);
+  REQUIRE(h.secret_tag == secret_tag(kLimits.job_secret));
   REQUIRE(h.sender >= 0 && h.sender < kLimits.nprocs);
   REQUIRE(source == kUnknownSource || h.sender == source);
   REQUIRE(h.payload_len <= kLimits.eager_limit);
@@ -93,7 +97,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   h.magic = kMagic;
   h.version = kVersion;
   h.secret_tag = secret_tag(kLimits.job_secret);
-  uint8_t f[8] = {};
+  uint8_t f[9] = {};
   std::memcpy(f, data, size < sizeof f ? size : sizeof f);
   size_t used = size < sizeof f ? size : sizeof f;
   h.type = static_cast<uint16_t>(f[0] % 24);
@@ -105,6 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t payload = size - used;
   h.payload_len = payload;
   if (f[7] & 2) h.payload_len += f[7] >> 2;  // now and then, a wrong length
+  if (f[8] & 1) h.secret_tag ^= uint64_t{1} << (f[8] >> 1) % 64;  // and a tag one bit off
   auto msg = std::make_unique<uint8_t[]>(sizeof h + payload);
   std::memcpy(msg.get(), &h, sizeof h);
   std::memcpy(msg.get() + sizeof h, data + used, payload);

@@ -1,6 +1,6 @@
 /* A Midway program whose ranks behave as a launch test asks (see launch_test.cpp):
  *
- *   probe [--pids DIR] [--grandchild] [--ignore-term] ACTION [ARGS]
+ *   probe [--pids DIR] [--secret FILE] [--grandchild] [--ignore-term] ACTION [ARGS]
  *
  *   hello               print "rank R of N", leave
  *   env                 print what mwrun told the rank (MW_MODEL, MW_JOB_DIR, ...), leave
@@ -9,12 +9,16 @@
  *   signal-sleep R SIG  as signal, while the others sleep instead
  *   sleep               every rank sleeps after mw_init (to be stopped from outside)
  *   late R SECONDS      rank R sleeps before mw_init
+ *   provider R PROV     rank R asks for provider PROV (MW_PROVIDER): its endpoint cannot
+ *                       reach the others', and the job stops in mw_init
  *   no-finalize R       rank R returns from main without mw_finalize
  *   phases              mark the phases input, compute and output (sleeping 10, 30
  *                       and 10 ms in them), then print the rank's mw_stats_get figures
  *
  *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
  *                  DIR/child.<R>), so that a test can check that none survives
+ *   --secret FILE  rank 0 writes the job's secret (MW_SECRET, which names its doorbell
+ *                  page) to FILE
  *   --grandchild   each rank first starts a child process that sleeps
  *   --ignore-term  ranks ignore SIGTERM, so that only SIGKILL stops them
  *
@@ -53,11 +57,13 @@ static int arg_int(int argc, char **argv, int i) {
 }
 
 int main(int argc, char **argv) {
-  const char *pids = NULL;
+  const char *pids = NULL, *secret = NULL;
   int grandchild = 0, i = 1;
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
     if (!strcmp(argv[i], "--pids") && i + 1 < argc)
       pids = argv[++i];
+    else if (!strcmp(argv[i], "--secret") && i + 1 < argc)
+      secret = argv[++i];
     else if (!strcmp(argv[i], "--grandchild"))
       grandchild = 1;
     else if (!strcmp(argv[i], "--ignore-term"))
@@ -78,8 +84,22 @@ int main(int argc, char **argv) {
     write_pid(pids, "rank", early_rank, getpid());
     if (child) write_pid(pids, "child", early_rank, child);
   }
+  if (secret && early_rank == 0 && getenv("MW_SECRET")) {
+    FILE *f = fopen(secret, "w");
+    if (!f || fprintf(f, "%s\n", getenv("MW_SECRET")) < 0 || fclose(f) != 0) {
+      perror(secret);
+      exit(2);
+    }
+  }
   if (!strcmp(action, "late") && early_rank == arg_int(argc, argv, i + 1))
     sleep((unsigned)arg_int(argc, argv, i + 2));
+  if (!strcmp(action, "provider") && early_rank == arg_int(argc, argv, i + 1)) {
+    if (i + 2 >= argc) {
+      fprintf(stderr, "probe: provider needs a rank and a provider\n");
+      exit(2);
+    }
+    setenv("MW_PROVIDER", argv[i + 2], 1);
+  }
 
   mw_init(&argc, &argv);
   int rank = mw_rank(), nprocs = mw_nprocs();

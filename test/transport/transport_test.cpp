@@ -11,6 +11,7 @@
 #include <memory>
 #include <ostream>
 #include <string>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -206,6 +207,63 @@ TEST_P(ConcurrentSenders, MessagesOfTwoThreadsToOneRankArriveWhole) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Transport, ConcurrentSenders, ::testing::Values("shm", "tcp;ofi_rxm"),
+                         [](const auto &info) { return pretty(info.param); });
+
+// ---- Order: a sender's messages are handled in the order it sent them ------------------
+
+constexpr int kOrdered = 1000;
+std::atomic<uint64_t> g_next_seq[4];
+std::atomic<int> g_order_bad{0};
+std::atomic<int> g_ordered{0};
+
+void on_ordered(const Header &h, std::span<const std::byte> p) {
+  uint64_t seq = ~uint64_t{0};
+  if (p.size() >= sizeof seq) std::memcpy(&seq, p.data(), sizeof seq);
+  // One more than the last from this sender: a message that overtook another counts once,
+  // and so does the one it overtook.
+  if (h.sender < 0 || h.sender >= 4 || seq != g_next_seq[h.sender].load()) g_order_bad.fetch_add(1);
+  if (h.sender >= 0 && h.sender < 4) g_next_seq[h.sender].store(seq + 1);
+  g_ordered.fetch_add(1);
+}
+
+class Order : public ::testing::TestWithParam<std::string> {};
+
+// Every eager size, up to a payload of the whole eager limit (a header more than tcp;ofi_rxm's
+// own eager size, 16 KiB: it then segments the message, and reports its completion after
+// those of smaller messages sent behind it), interleaved at random: three senders to one.
+TEST_P(Order, EagerMessagesOfEverySizeAreHandledInTheOrderSent) {
+  JobOptions o;
+  o.nprocs = 4;
+  o.cfg.provider = GetParam();
+  o.cfg.all_local = true;
+  JobResult r = run_job(
+      o,
+      [](Child &c) {
+        transport::on(MsgType::kData, on_ordered);
+        c.start();
+        c.barrier();
+        const size_t limit = c.config().eager_limit;
+        if (c.rank() == 0) {
+          transport::progress_until([] { return g_ordered.load() >= 3 * kOrdered; });
+          EXPECT_EQ(g_order_bad.load(), 0) << "messages handled out of the order sent";
+          EXPECT_EQ(g_ordered.load(), 3 * kOrdered);
+        } else {
+          std::vector<std::byte> buf(limit);
+          std::mt19937 rng(static_cast<unsigned>(c.rank()));
+          const size_t sizes[] = {8, 100, 4096, limit - 64, limit - 8, limit};
+          for (uint64_t seq = 0; seq < kOrdered; ++seq) {
+            std::memcpy(buf.data(), &seq, sizeof seq);
+            transport::send(0, MsgType::kData, buf.data(), sizes[rng() % std::size(sizes)]);
+          }
+        }
+        c.barrier();
+        transport::close();
+      },
+      child_failed);
+  EXPECT_TRUE(r.all_exited_zero());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transport, Order, ::testing::Values("shm", "tcp;ofi_rxm"),
                          [](const auto &info) { return pretty(info.param); });
 
 // ---- Malformed messages ------------------------------------------------------------------
