@@ -31,7 +31,7 @@
 #include <sched.h>
 
 #include "fork_job.hpp"
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace {
 

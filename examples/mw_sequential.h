@@ -6,14 +6,16 @@
  * defined is compiled with plain clang (no mwcc, so no midway-instrument pass and no
  * dirty marks) and linked without libmidway:
  *
- *   clang -O2 -no-pie -DMW_SEQUENTIAL -I<dir of midway.h> mm_ec.c -o mm_ec_seq
+ *   clang -O2 -no-pie -DMW_SEQUENTIAL -I<dir of midway.h> mm_ec.c -o mm_ec_seq \
+ *         <lib>/libmidway_sequential.a -lstdc++
  *
  * It takes its types and declarations from midway.h itself (so the two cannot drift
  * apart) and defines every function for a job of one rank: MW_SHARED is ordinary static
- * data, locks, bindings and barriers do nothing, mw_malloc is malloc. Phases are timed as
- * the runtime times them, and statistics are written as the runtime writes them (one
- * flat JSON object with every counter zero, the elapsed time and the phases), so a
- * driver reads this run's figures like any rank's:
+ * data, locks, bindings and barriers do nothing, mw_malloc is malloc. Phases and
+ * statistics are the runtime's own: the program links lib/libmidway_sequential.a (the
+ * runtime's statistics module alone, runtime/core/stats_sequential.cpp, C++: add -lstdc++),
+ * so its statistics file is written by the same code as a rank's (every counter zero, the
+ * elapsed time and the phases), and a driver reads this run's figures like any rank's:
  *   - with MW_JOB_DIR set (under mwrun), to MW_JOB_DIR/stats.0.json if MW_STATS is set;
  *   - otherwise, with MW_STATS=json:PATH, to PATH.0.json.
  *
@@ -25,34 +27,25 @@
 #include <midway.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 /* Shared data is plain data: one process, nothing to place at the window base. */
 #undef MW_SHARED
 #define MW_SHARED
 
-static double mw_seq_now_(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+/* ---- phases and statistics: the runtime's (libmidway_sequential.a) ---- */
 
-static void mw_seq_fatal_(const char *call, const char *what, const char *name) {
-  fprintf(stderr, "midway (sequential): %s: %s \"%s\"\n", call, what, name);
-  exit(1);
-}
+void mw_sequential_start(void);
+void mw_sequential_finish(void);
 
 /* ---- the job ---- */
 
-static double mw_seq_start_;
 static int mw_seq_state_; /* 0 before mw_init, 1 running, 2 after mw_finalize */
 
 int mw_init(int *argc, char ***argv) {
   (void)argc;
   (void)argv;
-  mw_seq_start_ = mw_seq_now_();
   mw_seq_state_ = 1;
+  mw_sequential_start();
   return 0;
 }
 int mw_rank(void) { return 0; }
@@ -114,120 +107,14 @@ void mw_dirty_clear(const void *addr, size_t len) {
   (void)len;
 }
 
-/* ---- phases and statistics, as the runtime keeps them ---- */
-
-#define MW_SEQ_MAX_PHASES 32
-#define MW_SEQ_MAX_PHASE_NAME 63
-static struct {
-  char name[MW_SEQ_MAX_PHASE_NAME + 1];
-  double total, since; /* since < 0: not running */
-} mw_seq_phases_[MW_SEQ_MAX_PHASES];
-static int mw_seq_nphases_;
-
-static int mw_seq_find_phase_(const char *call, const char *name) {
-  if (!name || !*name || strlen(name) > MW_SEQ_MAX_PHASE_NAME)
-    mw_seq_fatal_(call, "bad phase name", name ? name : "(null)");
-  for (const char *c = name; *c; c++)
-    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-          *c == '_' || *c == '-'))
-      mw_seq_fatal_(call, "a phase name holds only letters, digits, '_' and '-':", name);
-  for (int i = 0; i < mw_seq_nphases_; i++)
-    if (!strcmp(mw_seq_phases_[i].name, name)) return i;
-  return -1;
-}
-
-void mw_phase_begin(const char *name) {
-  int i = mw_seq_find_phase_("mw_phase_begin", name);
-  if (i < 0) {
-    if (mw_seq_nphases_ == MW_SEQ_MAX_PHASES)
-      mw_seq_fatal_("mw_phase_begin", "too many phases; cannot begin", name);
-    i = mw_seq_nphases_++;
-    strcpy(mw_seq_phases_[i].name, name);
-    mw_seq_phases_[i].total = 0;
-  } else if (mw_seq_phases_[i].since >= 0) {
-    mw_seq_fatal_("mw_phase_begin", "already running:", name);
-  }
-  mw_seq_phases_[i].since = mw_seq_now_();
-}
-
-void mw_phase_end(const char *name) {
-  const double now = mw_seq_now_();
-  int i = mw_seq_find_phase_("mw_phase_end", name);
-  if (i < 0) mw_seq_fatal_("mw_phase_end", "never begun:", name);
-  if (mw_seq_phases_[i].since < 0) mw_seq_fatal_("mw_phase_end", "not running:", name);
-  mw_seq_phases_[i].total += now - mw_seq_phases_[i].since;
-  mw_seq_phases_[i].since = -1;
-}
-
-double mw_phase_seconds(const char *name) {
-  int i = mw_seq_find_phase_("mw_phase_seconds", name);
-  if (i < 0) mw_seq_fatal_("mw_phase_seconds", "never begun:", name);
-  return mw_seq_phases_[i].total +
-         (mw_seq_phases_[i].since >= 0 ? mw_seq_now_() - mw_seq_phases_[i].since : 0.0);
-}
-
-void mw_stats_get(mw_stats_t *out) {
-  memset(out, 0, sizeof *out);
-  out->elapsed_seconds = mw_seq_now_() - mw_seq_start_;
-}
-
-void mw_stats_reset(void) {
-  const double now = mw_seq_now_();
-  mw_seq_start_ = now;
-  for (int i = 0; i < mw_seq_nphases_; i++) {
-    mw_seq_phases_[i].total = 0;
-    if (mw_seq_phases_[i].since >= 0) mw_seq_phases_[i].since = now;
-  }
-}
-
-/* The runtime's file: one flat object; every message and wait counter is zero. */
-static void mw_seq_write_stats_(const char *path, double elapsed) {
-  static const char *const counters[] = {
-      "msgs_sent", "msgs_received", "payload_bytes_sent", "payload_bytes_received",
-      "protocol_bytes_sent", "protocol_bytes_received", "lock_acquires_local",
-      "lock_acquires_remote", "barrier_crossings", "page_faults", "rejected_messages"};
-  static const char *const waits[] = {"acquire_wait_seconds", "barrier_wait_seconds",
-                                      "fault_wait_seconds"};
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    perror(path);
-    exit(1);
-  }
-  fprintf(f, "{\n  \"elapsed_seconds\": %.9f", elapsed);
-  for (size_t i = 0; i < sizeof counters / sizeof *counters; i++)
-    fprintf(f, ",\n  \"%s\": 0", counters[i]);
-  for (size_t i = 0; i < sizeof waits / sizeof *waits; i++)
-    fprintf(f, ",\n  \"%s\": 0.000000000", waits[i]);
-  for (int i = 0; i < mw_seq_nphases_; i++)
-    fprintf(f, ",\n  \"phase.%s.seconds\": %.9f", mw_seq_phases_[i].name, mw_seq_phases_[i].total);
-  fprintf(f, "\n}\n");
-  if (fclose(f) != 0) {
-    perror(path);
-    exit(1);
-  }
-}
-
 void mw_finalize(void) {
-  const double elapsed = mw_seq_now_() - mw_seq_start_;
   if (mw_seq_state_ != 1) {
     fprintf(stderr, "midway (sequential): mw_finalize: called %s\n",
             mw_seq_state_ ? "twice" : "before mw_init");
     exit(1);
   }
   mw_seq_state_ = 2;
-  for (int i = 0; i < mw_seq_nphases_; i++)
-    if (mw_seq_phases_[i].since >= 0)
-      mw_seq_fatal_("mw_finalize", "a phase is still running:", mw_seq_phases_[i].name);
-  const char *spec = getenv("MW_STATS"), *dir = getenv("MW_JOB_DIR");
-  if (!spec || !*spec) return;
-  char path[4096];
-  if (dir && *dir)
-    snprintf(path, sizeof path, "%s/stats.0.json", dir);
-  else if (!strncmp(spec, "json:", 5))
-    snprintf(path, sizeof path, "%s.0.json", spec + 5);
-  else
-    return; /* a table, and no mwrun to print it */
-  mw_seq_write_stats_(path, elapsed);
+  mw_sequential_finish(); /* a phase still running stops here; MW_STATS writes the file */
 }
 
 #endif /* MW_SEQUENTIAL_H */

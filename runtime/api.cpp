@@ -2,8 +2,8 @@
 // job, then hands over to the module that owns the mechanism.
 //
 // The ranks of a job find each other (bootstrap) and connect over the transport; locks
-// and bindings (locks.cpp) and barriers (barriers.cpp) keep entry-consistent data;
-// copysets (copysets.cpp) and pending updates (pending_updates.cpp) keep the rest
+// and bindings (ec/locks.cpp) and barriers (ec/barriers.cpp) keep entry-consistent data;
+// copysets (rc/copysets.cpp) and pending updates (rc/pending_updates.cpp) keep the rest
 // release or processor consistent.
 #include <atomic>
 #include <cerrno>
@@ -14,20 +14,21 @@
 #include <string_view>
 #include <vector>
 
-#include "barriers.hpp"
-#include "bootstrap.hpp"
-#include "copysets.hpp"
-#include "dirty_map.hpp"
-#include "error.hpp"
-#include "heap.hpp"
-#include "locks.hpp"
-#include "protocol.hpp"
+#include "ec/barriers.hpp"
+#include "launch/bootstrap.hpp"
+#include "rc/copysets.hpp"
+#include "memory/dirty.hpp"
+#include "core/error.hpp"
+#include "core/settings.hpp"
+#include "memory/heap.hpp"
+#include "ec/locks.hpp"
+#include "ec/protocol.hpp"
 #include "midway.h"
-#include "pending_updates.hpp"
-#include "stats.hpp"
-#include "transport.hpp"
-#include "unmarked_calls.hpp"
-#include "window.hpp"
+#include "rc/pending_updates.hpp"
+#include "core/stats.hpp"
+#include "transport/transport.hpp"
+#include "memory/unmarked_calls.hpp"
+#include "memory/window.hpp"
 
 #define MW_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -42,18 +43,9 @@ void require_running(const char *call) {
   if (g_state == JobState::kFinished) mw::fatal(call, "called after mw_finalize");
 }
 
-// How long mw_init waits for every rank to arrive: MW_STARTUP_TIMEOUT seconds.
+// How long mw_init waits for every rank to arrive.
 int startup_timeout_ms() {
-  constexpr long kDefaultSeconds = 30;
-  const char *v = std::getenv("MW_STARTUP_TIMEOUT");
-  if (!v || !*v) return kDefaultSeconds * 1000;
-  char *end;
-  errno = 0;
-  long s = std::strtol(v, &end, 10);
-  if (errno != 0 || *end != '\0' || s < 1 || s > INT_MAX / 1000)
-    mw::fatal("mw_init", "MW_STARTUP_TIMEOUT=%s is not a number of seconds from 1 to %d", v,
-              INT_MAX / 1000);
-  return static_cast<int>(s * 1000);
+  return static_cast<int>(mw::settings::number(mw::settings::Id::MW_STARTUP_TIMEOUT) * 1000);
 }
 
 // Start-up greetings received (one is expected, from the previous rank in the ring).
@@ -73,7 +65,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::transport::Config cfg;
   cfg.rank = job.rank;
   cfg.nprocs = job.nprocs;
-  cfg.provider = job.provider;
+  cfg.provider = mw::settings::text(mw::settings::Id::MW_PROVIDER);
   cfg.all_local = job.all_local;
   cfg.job_secret = job.secret;
   const std::vector<uint8_t> me = mw::transport::open(cfg);
@@ -86,7 +78,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::barriers::init();
   mw::copysets::report_faults();
   mw::copysets::init();
-  mw::pending::init();
+  mw::pending_updates::init();
   mw::transport::connect(all);
   // A peer that cannot be reached stops the greeting within the start-up timeout.
   mw::transport::set_stall_timeout(timeout_ms);
@@ -124,12 +116,10 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   if (job.nprocs == 1) mw::copysets::report_faults();
   if (job.nprocs > 1) {
     connect_ranks(job, startup_timeout_ms());
-    mw::pending::start_flusher();
+    mw::pending_updates::start_flusher();
   }
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
-  // MW_WARN_UNMARKED=0 silences them.
-  const char *warn_unmarked = std::getenv("MW_WARN_UNMARKED");
-  if (job.rank == 0 && !(warn_unmarked && std::string_view(warn_unmarked) == "0"))
+  if (job.rank == 0 && mw::settings::number(mw::settings::Id::MW_WARN_UNMARKED) != 0)
     mw::unmarked_calls::check();
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
@@ -138,7 +128,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
-  mw::pending::finish();  // the last updates reach their copysets
+  mw::pending_updates::finish();  // the last updates reach their copysets
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
   mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
   // Only now are the figures final: until every rank had arrived, this rank still
@@ -185,26 +175,7 @@ MW_EXPORT void mw_dirty_clear(const void *addr, size_t len) { mw::dirty::clear(a
 MW_EXPORT void mw_stats_get(mw_stats_t *out) {
   require_running("mw_stats_get");
   if (!out) mw::fatal("mw_stats_get", "out is NULL: pass the address of an mw_stats_t");
-  const mw::stats::Snapshot s = mw::stats::snapshot();
-  const mw::stats::Traffic sent = s.total_sent(), received = s.total_received();
-  auto seconds = [](uint64_t ns) { return static_cast<double>(ns) * 1e-9; };
-  auto wait = [&](mw::stats::Wait w) { return seconds(s.wait_ns[static_cast<size_t>(w)]); };
-  *out = mw_stats_t{};
-  out->msgs_sent = sent.msgs;
-  out->msgs_received = received.msgs;
-  out->payload_bytes_sent = sent.payload_bytes;
-  out->payload_bytes_received = received.payload_bytes;
-  out->protocol_bytes_sent = sent.protocol_bytes;
-  out->protocol_bytes_received = received.protocol_bytes;
-  out->lock_acquires_local = s.lock_acquires_local;
-  out->lock_acquires_remote = s.lock_acquires_remote;
-  out->barrier_crossings = s.barrier_crossings;
-  out->page_faults = s.page_faults;
-  out->rejected_messages = s.rejected_messages;
-  out->elapsed_seconds = seconds(s.elapsed_ns);
-  out->acquire_wait_seconds = wait(mw::stats::Wait::Acquire);
-  out->barrier_wait_seconds = wait(mw::stats::Wait::Barrier);
-  out->fault_wait_seconds = wait(mw::stats::Wait::Fault);
+  *out = mw::stats::to_public(mw::stats::snapshot());
 }
 
 MW_EXPORT void mw_stats_reset(void) {
@@ -235,7 +206,7 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
-  mw::pending::flush();  // release consistency: before the lock can move on
+  mw::pending_updates::flush();  // release consistency: before the lock can move on
   mw::locks::release(l);
 }
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
@@ -248,7 +219,7 @@ MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
-  mw::pending::flush();
+  mw::pending_updates::flush();
   mw::barriers::cross(b, false);
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
@@ -257,7 +228,7 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
-  mw::pending::flush();
+  mw::pending_updates::flush();
   mw::barriers::cross(b, true);
 }
 
@@ -272,7 +243,7 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
     mw::fatal("mw_processor_consistent", "[%p, +%zu) is not in shared memory: give MW_SHARED data "
               "or memory from mw_malloc", addr, len);
   mw::copysets::processor_consistent(addr, len, flush_interval_us);
-  mw::pending::start_flusher();
+  mw::pending_updates::start_flusher();
 }
 
 MW_EXPORT void mw_discard(const void *addr, size_t len) {
@@ -284,7 +255,7 @@ MW_EXPORT void mw_discard(const void *addr, size_t len) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   mw::Bindings drop = mw::locks::discard(a, a + len);
   for (const mw::Range &r : mw::barriers::bound_in(a, a + len).ranges()) drop.remove(r.addr, r.len);
-  mw::pending::flush();  // what this rank wrote to copyset pages reaches the others first
+  mw::pending_updates::flush();  // what this rank wrote to copyset pages reaches the others first
   mw::copysets::leave(addr, len);
   mw::transport::wait_sends();  // a grant read from these pages still being read
   mw::copysets::drop_entry(drop);

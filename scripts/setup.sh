@@ -9,6 +9,7 @@ packages=(
   libfabric-dev libfabric-bin                             # transport (fi_info, fi_pingpong)
   libpmix-dev openmpi-bin libopenmpi-dev                  # PMIx launch; MPI baseline
   libgtest-dev libgmock-dev libbenchmark-dev              # tests and benchmarks
+  nlohmann-json3-dev                                      # mwrun reads the ranks' statistics
   iproute2                                                # netns multi-host tests
   slurmctld slurmd slurm-client                           # srun --mpi=pmix tests (test/slurm)
   hyperfine                                               # launch start-up times (bench)

@@ -117,7 +117,7 @@ def main():
         print("leftovers: the suite left %d file(s) behind that no live process uses:" % len(left))
         for p in left:
             print("  " + describe(p))
-        print("leftovers: every test must remove what its jobs create (runtime/transport.cpp, "
+        print("leftovers: every test must remove what its jobs create (runtime/transport/transport.cpp, "
               "remove_names_at_exit; mwrun removes a killed rank's)")
         return 1
     print("leftovers: nothing left behind (%d new files, all in use by live processes)" % len(new)

@@ -3,10 +3,10 @@
 //   mwrun -n 4 [--provider P] [--model ec|rc|pc] [--stats[=json:FILE]] [--timeout S] prog args...
 //
 // With --stats it also gathers the statistics each rank leaves in the job directory
-// (runtime/stats.hpp) and prints them as a table, or writes them as one JSON file.
+// (runtime/core/stats.hpp) and prints them as a table, or writes them as one JSON file.
 //
 // Each rank is told who it is through the environment (MW_RANK, MW_NPROCS, ...) and finds
-// its peers through files in a fresh job directory (runtime/bootstrap_files.cpp). The
+// its peers through files in a fresh job directory (runtime/launch/bootstrap_files.cpp). The
 // ranks run in a process group of their own, so that mwrun can stop all of them, and
 // whatever they started, when one fails: a DSM job with a dead rank can only hang.
 //
@@ -39,15 +39,20 @@
 #include <string_view>
 #include <vector>
 
-#include "bootstrap.hpp"
-#include "leftovers.hpp"
-#include "stats.hpp"
+#include <nlohmann/json.hpp>
+
+#include "core/leftovers.hpp"
+#include "core/settings.hpp"
+#include "core/stats.hpp"
+#include "launch/bootstrap.hpp"
 
 extern char **environ;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
+// Insertion order kept: the ranks' fields and the totals print in the runtime's order.
+using Json = nlohmann::ordered_json;
 
 constexpr int kUsageExit = 2;
 constexpr int kTimeoutExit = 124;  // as timeout(1)
@@ -55,6 +60,7 @@ constexpr int kMaxRanks = 4096;
 // Between SIGTERM and SIGKILL when stopping the job: time for a rank to flush its output.
 constexpr auto kGrace = std::chrono::seconds(2);
 
+// The help text; its %s are filled from the settings table (runtime/core/settings.def).
 const char *const kHelp = R"(usage: mwrun -n N [options] PROGRAM [ARGS...]
 
 Starts N processes of PROGRAM on this host as the ranks of one Midway job, and
@@ -80,6 +86,8 @@ Options:
                            split on spaces and {rank} in them becomes the rank, e.g.
                            --exec-prefix 'valgrind -q' or, to place each rank in a
                            network namespace of its own, 'ip netns exec host{rank}'
+  --settings               print every MW_ variable as a Markdown table (the page
+                           docs/SETTINGS.md is this output) and exit
   -h, --help               this text
   --                       end of mwrun's options
 
@@ -94,28 +102,44 @@ while starting, and says so (only what your jobs left whose processes are gone).
 Rank 0 reads mwrun's standard input unless that is a terminal; the other ranks read
 /dev/null.
 
-Environment of each rank (set by mwrun, read by mw_init):
-  MW_RANK, MW_NPROCS       this process's rank and the number of ranks
-  MW_JOB_DIR               a fresh directory under $TMPDIR (default /tmp), where the
-                           ranks meet; removed when the job ends
-  MW_JOB_ID                the job's name, unique on this host
-  MW_SECRET                a random 64-bit secret (16 hex digits) that the ranks check
-                           on every connection
-  MW_PROVIDER, MW_MODEL,   set from --provider, --model, --stats; without the option,
-  MW_STATS                 the value in mwrun's own environment passes through
-Read by mw_init from the environment:
-  MW_STARTUP_TIMEOUT       seconds mw_init waits for every rank to arrive (default 30)
-  MW_PC_INTERVAL_US        under --model pc, how often each rank pushes its updates to
-                           the other holders of a page, in microseconds (default 1000;
-                           mw_processor_consistent sets it per range under any model)
-  MW_WARN_UNMARKED         0 silences mw_init's warnings about functions given shared
-                           memory that mwcc did not compile (their stores go unmarked)
-
+Environment of each rank (%s):
+%s
 Under mpirun or srun --mpi=pmix, a Midway program finds its peers through PMIx
 instead (pass MW_MODEL and the like with mpirun -x), and the failure handling is the
 launcher's own. There is no mwrun to combine statistics: with
 "mpirun -x MW_STATS=json:PATH", each rank writes its own to PATH.<rank>.json.
 )";
+
+// The settings table as --help lists it: name, then its meaning wrapped under it.
+std::string settings_help() {
+  std::string out;
+  for (const mw::settings::Setting &s : mw::settings::all()) {
+    std::string meaning = s.meaning;
+    if (*s.option) meaning = std::string("(") + s.option + ") " + meaning;
+    if (*s.fallback)
+      meaning += std::string(" [default ") + s.fallback +
+                 (s.type == mw::settings::Type::kInt && *s.unit ? std::string(" ") + s.unit : "") + "]";
+    std::string line = std::string("  ") + s.name;
+    line += std::string(line.size() < 25 ? 25 - line.size() : 1, ' ');
+    // Words wrapped at 85 columns, continued under the meaning's first word.
+    size_t col = line.size();
+    std::istringstream words(meaning);
+    bool first = true;
+    for (std::string w; words >> w; first = false) {
+      if (!first && col + 1 + w.size() > 85) {
+        line += "\n" + std::string(25, ' ');
+        col = 25;
+      } else if (!first) {
+        line += ' ';
+        col++;
+      }
+      line += w;
+      col += w.size();
+    }
+    out += line + "\n";
+  }
+  return out;
+}
 
 // "mwrun: <message>", then `tail`, then exit with `code`.
 [[noreturn]] void vexit(int code, const char *tail, const char *fmt, va_list ap) {
@@ -168,6 +192,13 @@ int parse_count(const char *flag, std::string_view v, int max) {
   return n;
 }
 
+// An option's value that becomes a setting, checked by the runtime's own parser.
+std::string checked(const char *flag, mw::settings::Id id, const std::string &v) {
+  if (mw::settings::check(id, v))
+    usage_error("%s takes %s, not '%s'", flag, mw::settings::listed(id).c_str(), v.c_str());
+  return v;
+}
+
 Options parse(int argc, char **argv) {
   Options o;
   int i = 1;
@@ -190,7 +221,12 @@ Options parse(int argc, char **argv) {
     }
     if (a.empty() || a[0] != '-') break;
     if (a == "-h" || a == "--help") {
-      std::fputs(kHelp, stdout);
+      std::printf(kHelp, "mwrun sets the first ones; the others pass through from mwrun's own",
+                  settings_help().c_str());
+      std::exit(0);
+    }
+    if (a == "--settings") {
+      std::fputs(mw::settings::markdown().c_str(), stdout);
       std::exit(0);
     }
     if (auto v = value_of(a, "-n"); v) {
@@ -203,16 +239,11 @@ Options parse(int argc, char **argv) {
       if (v->empty()) usage_error("--provider needs a libfabric provider name, e.g. shm or tcp");
       o.provider = *v;
     } else if (auto v = value_of(a, "--model"); v) {
-      if (*v != "ec" && *v != "rc" && *v != "pc")
-        usage_error("--model takes ec, rc or pc, not '%s'", v->c_str());
-      o.model = *v;
+      o.model = checked("--model", mw::settings::Id::MW_MODEL, *v);
     } else if (a == "--stats") {
       o.stats = "table";
     } else if (a.substr(0, 8) == "--stats=") {
-      std::string s(a.substr(8));
-      if (s != "table" && !(s.rfind("json:", 0) == 0 && s.size() > 5))
-        usage_error("--stats takes table or json:FILE, not '%s'", s.c_str());
-      o.stats = s;
+      o.stats = checked("--stats", mw::settings::Id::MW_STATS, std::string(a.substr(8)));
     } else if (auto v = value_of(a, "--exec-prefix"); v) {
       std::istringstream words(*v);
       for (std::string w; words >> w;) o.exec_prefix.push_back(w);
@@ -266,7 +297,7 @@ class JobDir {
       die("cannot create the job directory %s: %s", tmpl.c_str(), std::strerror(errno));
     path_ = tmpl;
     // Which mwrun the directory is for, so that the next mwrun can remove it if this one
-    // is killed before it can (runtime/leftovers.hpp).
+    // is killed before it can (runtime/core/leftovers.hpp).
     if (!mw::leftovers::write_launcher(path_))
       die("cannot write %s/%s: %s", path_.c_str(), mw::leftovers::kLauncherFile,
           std::strerror(errno));
@@ -305,131 +336,29 @@ uint64_t random_secret() {
 
 // ---- Statistics (mwrun --stats) ----
 //
-// Each rank's statistics module (runtime/stats.hpp) writes MW_JOB_DIR/stats.<rank>.json
+// Each rank's statistics module (runtime/core/stats.hpp) writes MW_JOB_DIR/stats.<rank>.json
 // at mw_finalize when MW_STATS is set: one flat JSON object of numbers. Once every rank
 // has exited 0, mwrun reads them back (any JSON: nested objects and arrays flatten to
 // dotted names) and either prints tables on standard error or writes one JSON document.
 // Totals sum each field over the ranks, except elapsed time, where the job's is the
 // longest rank's.
 
-// The numeric leaves of a JSON text, in order, with dotted paths; a minimal parser
-// that accepts exactly JSON.
-class StatsParser {
- public:
-  struct Field {
-    std::string name;
-    double value;
-    bool integral;
-  };
-
-  explicit StatsParser(std::string_view text) : s_(text) {}
-
-  // nullopt (and error() says where) if the text is not one JSON value.
-  std::optional<std::vector<Field>> parse() {
-    skip_ws();
-    if (!value("")) return std::nullopt;
-    skip_ws();
-    if (pos_ != s_.size()) {
-      fail("trailing text");
-      return std::nullopt;
-    }
-    return fields_;
-  }
-  const std::string &error() const { return error_; }
-
- private:
-  // Records the first error; false, for `return fail(...)`.
-  bool fail(const char *what) {
-    if (error_.empty()) error_ = std::string(what) + " at byte " + std::to_string(pos_);
-    return false;
-  }
-  void skip_ws() {
-    while (pos_ < s_.size() &&
-           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
-      pos_++;
-  }
-  bool eat(char c) {
-    skip_ws();
-    if (pos_ < s_.size() && s_[pos_] == c) {
-      pos_++;
-      return true;
-    }
-    return false;
-  }
-  static std::string join(const std::string &path, const std::string &key) {
-    return path.empty() ? key : path + "." + key;
-  }
-  bool value(const std::string &path) {
-    skip_ws();
-    if (pos_ >= s_.size()) return fail("unexpected end");
-    char c = s_[pos_];
-    if (c == '{') return object(path);
-    if (c == '[') return array(path);
-    if (c == '"') return string(nullptr);
-    for (std::string_view word : {"true", "false", "null"})
-      if (s_.substr(pos_, word.size()) == word) {
-        pos_ += word.size();
-        return true;
-      }
-    return number(path);
-  }
-  bool object(const std::string &path) {
-    pos_++;
-    if (eat('}')) return true;
-    do {
-      skip_ws();
-      std::string key;
-      if (pos_ >= s_.size() || s_[pos_] != '"' || !string(&key)) return fail("expected a key");
-      if (!eat(':')) return fail("expected ':'");
-      if (!value(join(path, key))) return false;
-    } while (eat(','));
-    return eat('}') || fail("expected ',' or '}'");
-  }
-  bool array(const std::string &path) {
-    pos_++;
-    if (eat(']')) return true;
-    int index = 0;
-    do {
-      if (!value(join(path, std::to_string(index++)))) return false;
-    } while (eat(','));
-    return eat(']') || fail("expected ',' or ']'");
-  }
-  bool string(std::string *out) {
-    pos_++;  // the opening quote
-    while (pos_ < s_.size() && s_[pos_] != '"') {
-      // An escape keeps the escaped character (a \uXXXX its hex digits): field names
-      // are plain ASCII in practice.
-      if (s_[pos_] == '\\' && ++pos_ >= s_.size()) break;
-      if (out) *out += s_[pos_];
-      pos_++;
-    }
-    if (pos_ >= s_.size()) return fail("unterminated string");
-    pos_++;
-    return true;
-  }
-  bool number(const std::string &path) {
-    size_t start = pos_;
-    if (pos_ < s_.size() && s_[pos_] == '-') pos_++;
-    bool integral = true;
-    while (pos_ < s_.size() && std::strchr("0123456789.eE+-", s_[pos_])) {
-      if (!std::isdigit(static_cast<unsigned char>(s_[pos_]))) integral = false;
-      pos_++;
-    }
-    double v = 0;
-    auto [end, ec] = std::from_chars(s_.data() + start, s_.data() + pos_, v);
-    if (start == pos_ || ec != std::errc() || end != s_.data() + pos_) {
-      pos_ = start;
-      return fail("expected a value");
-    }
-    fields_.push_back({path.empty() ? "value" : path, v, integral});
-    return true;
-  }
-
-  std::string_view s_;
-  size_t pos_ = 0;
-  std::vector<Field> fields_;
-  std::string error_;
+// The numeric leaves of a JSON value, in order, with dotted paths.
+struct Field {
+  std::string name;
+  double value;
+  bool integral;
 };
+void flatten(const Json &j, const std::string &path, std::vector<Field> &out) {
+  auto join = [&path](const std::string &key) { return path.empty() ? key : path + "." + key; };
+  if (j.is_object()) {
+    for (const auto &[key, v] : j.items()) flatten(v, join(key), out);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); i++) flatten(j[i], join(std::to_string(i)), out);
+  } else if (j.is_number()) {
+    out.push_back({path.empty() ? "value" : path, j.get<double>(), j.is_number_integer()});
+  }
+}
 
 std::string format_number(double v, bool integral) {
   char b[64];
@@ -444,15 +373,6 @@ std::string fixed3(double v) {
   char b[64];
   std::snprintf(b, sizeof b, "%.3f", v);
   return b;
-}
-
-std::string json_string(const std::string &s) {
-  std::string q = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') q += '\\';
-    q += c;
-  }
-  return q + '"';
 }
 
 std::optional<std::string> read_file(const std::string &path) {
@@ -478,7 +398,7 @@ struct Value {
 // Every rank's statistics, and their totals.
 struct JobStats {
   struct Rank {
-    std::string text;                    // the file as the rank wrote it
+    Json json;                           // the file as the rank wrote it
     std::map<std::string, Value> field;  // flattened name -> value
   };
   int nprocs = 0;
@@ -512,15 +432,17 @@ JobStats read_stats(const JobDir &dir, int nprocs) {
       say("--stats: rank %d wrote no statistics (%s in the job directory)", r, file.c_str());
       continue;
     }
-    StatsParser parser(*text);
-    std::optional<std::vector<StatsParser::Field>> fields = parser.parse();
-    if (!fields) {
-      say("--stats: rank %d's %s is not JSON (%s); left out", r, file.c_str(),
-          parser.error().c_str());
+    Json json;
+    try {
+      json = Json::parse(*text);
+    } catch (const Json::parse_error &e) {
+      say("--stats: rank %d's %s is not JSON (%s); left out", r, file.c_str(), e.what());
       continue;
     }
-    JobStats::Rank rank{*text, {}};
-    for (const StatsParser::Field &fd : *fields) {
+    std::vector<Field> fields;
+    flatten(json, "", fields);
+    JobStats::Rank rank{std::move(json), {}};
+    for (const Field &fd : fields) {
       auto [it, fresh] = js.total.try_emplace(fd.name, Value{0, true});
       if (fresh) js.order.push_back(fd.name);
       Value &t = it->second;
@@ -766,23 +688,18 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
   }
 
   std::string out_path = spec.substr(5);  // json:FILE
+  Json doc;
+  doc["nprocs"] = nprocs;
+  doc["ranks"] = Json::array();
+  for (int r = 0; r < nprocs; r++) doc["ranks"].push_back(js.ranks[r] ? js.ranks[r]->json : Json());
+  Json &total = doc["total"] = Json::object();
+  for (const std::string &name : js.order) {
+    const Value &t = js.total.at(name);
+    if (t.integral) total[name] = static_cast<uint64_t>(t.v);
+    else total[name] = t.v;
+  }
   std::ofstream out(out_path);
-  out << "{\"nprocs\": " << nprocs << ",\n \"ranks\": [";
-  for (int r = 0; r < nprocs; r++) {
-    std::string text = js.ranks[r] ? js.ranks[r]->text : "null";
-    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
-    // Indented under "ranks", as the rank wrote it.
-    for (size_t nl = text.find('\n'); nl != std::string::npos; nl = text.find('\n', nl + 1))
-      text.insert(nl + 1, "  ");
-    out << (r ? ",\n  " : "\n  ") << text;
-  }
-  out << "],\n \"total\": {";
-  for (size_t i = 0; i < js.order.size(); i++) {
-    const Value &t = js.total.at(js.order[i]);
-    out << (i ? ",\n  " : "\n  ") << json_string(js.order[i]) << ": "
-        << format_number(t.v, t.integral);
-  }
-  out << "}}\n";
+  out << doc.dump(1) << "\n";
   out.close();
   if (!out) {
     say("--stats: cannot write %s: %s", out_path.c_str(), std::strerror(errno));
@@ -943,7 +860,7 @@ class Job {
   }
 
   // A rank that dies before every peer has mapped its endpoint's region leaves it in
-  // /dev/shm (16 MiB; runtime/leftovers.hpp): nothing of the rank's own uses it now,
+  // /dev/shm (16 MiB; runtime/core/leftovers.hpp): nothing of the rank's own uses it now,
   // and a peer's mapping outlives the name.
   static void remove_region_of(pid_t pid, int rank) {
     shm_unlink(("/" + mw::leftovers::endpoint_name(rank, pid)).c_str());

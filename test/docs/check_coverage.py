@@ -46,6 +46,10 @@ def main():
     settings = []
     for path in glob.glob(os.path.join(src, "runtime", "**", "*.cpp"), recursive=True):
         settings += re.findall(r'getenv\("(MW_[A-Z_]+)"\)', open(path).read())
+    # The settings table the runtime reads them all through (runtime/core/settings.def).
+    table = os.path.join(src, "runtime", "core", "settings.def")
+    if os.path.exists(table):
+        settings += re.findall(r"^MW_SETTING\((MW_[A-Z_]+)", open(table).read(), re.M)
     settings_doc = "docs/SETTINGS.md" if os.path.exists(os.path.join(src, "docs/SETTINGS.md")) else "docs/mwrun.md"
     need(settings_doc, settings, "getenv in runtime/")
 

@@ -6,7 +6,7 @@ mwrun --stats=json:FILE and checks how many barrier messages each rank sent and 
                               -n 4 --provider shm|tcp [--crossings N] [--timeout 120]
 
 On shm every rank of the job maps one shared page (the transport's doorbell page), and a
-crossing with no data to move goes through it (runtime/barriers.cpp, "Crossing through
+crossing with no data to move goes through it (runtime/ec/barriers.cpp, "Crossing through
 shared words"): no rank may send or receive a single barrier message. Over tcp there is
 no such page, and each crossing is one arrival from every rank but rank 0 (the manager)
 and one release back: per crossing C, rank r > 0 sends and receives one barrier message

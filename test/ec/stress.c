@@ -798,7 +798,7 @@ static void usage(void) {
 /* --mix, before the first acquire: the first touches. A page that holds bound bytes and
  * bytes of release- or processor-consistent data is touched by every rank here. This
  * designs around a documented limit (docs/ARCHITECTURE.md, "Mixing models on one page";
- * runtime/copysets.hpp): if a grant's data lands on a partly bound page that a rank has
+ * runtime/rc/copysets.hpp): if a grant's data lands on a partly bound page that a rank has
  * not touched yet, the page becomes entry consistent on that rank and its unbound bytes
  * are no longer kept coherent there. Every other page (only bound bytes and gaps, or only
  * unbound data) each rank touches with probability 1/2, so that the rest are first

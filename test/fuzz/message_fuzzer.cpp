@@ -1,5 +1,5 @@
 // libFuzzer target for the transport's one validation point, transport::validate()
-// (runtime/message.hpp): whatever bytes arrive, it must not read past them, and what it
+// (runtime/transport/message.hpp): whatever bytes arrive, it must not read past them, and what it
 // accepts must be what the transport's receive path relies on.
 //
 // Built with clang++-19 -fsanitize=fuzzer,address; ctest runs a short, seeded session
@@ -18,7 +18,7 @@
 #include <cstring>
 #include <memory>
 
-#include "message.hpp"
+#include "transport/message.hpp"
 
 using namespace mw::transport;
 

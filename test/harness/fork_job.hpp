@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace mw::test {
 

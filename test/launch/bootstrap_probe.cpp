@@ -1,5 +1,6 @@
 // A rank that uses the bootstrap as the transport will: joins, publishes a blob, fences,
-// reads every peer's, and prints what it learned about the job (see launch_test.cpp).
+// reads every peer's, and prints what it learned about the job and the settings it was
+// given (see launch_test.cpp).
 //
 //   bootstrap_probe exchange      one line per rank: "rank R of N job=... secret=... ..."
 //   bootstrap_probe missing-key   asks rank 0 for a key nobody published
@@ -9,7 +10,8 @@
 #include <cstring>
 #include <string>
 
-#include "bootstrap.hpp"
+#include "core/settings.hpp"
+#include "launch/bootstrap.hpp"
 
 namespace bs = mw::bootstrap;
 
@@ -30,7 +32,9 @@ int main(int argc, char **argv) {
   std::printf("rank %d of %d job=%s secret=%016" PRIx64
               " all_local=%d model=%s provider=%s stats=%s blobs=%d/%d\n",
               job.rank, job.nprocs, job.job_id.c_str(), job.secret, job.all_local,
-              job.model.c_str(), job.provider.c_str(), job.stats.c_str(), good, job.nprocs);
+              mw::settings::text(mw::settings::Id::MW_MODEL).c_str(),
+              mw::settings::text(mw::settings::Id::MW_PROVIDER).c_str(),
+              mw::settings::text(mw::settings::Id::MW_STATS).c_str(), good, job.nprocs);
   std::fflush(stdout);
   bs::leave();
   return 0;

@@ -3,6 +3,7 @@
 // messages when a rank fails, and that nothing of a failed job keeps running.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -633,16 +634,13 @@ TEST_F(LaunchTest, StatsJsonFileCombinesTheRanks) {
   fs::path out = dir_ / "all.json";
   Result r = run(stats_job(dir_, "--stats=json:" + out.string()));
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  std::stringstream text;
-  text << std::ifstream(out).rdbuf();
-  EXPECT_EQ(text.str(),
-            "{\"nprocs\": 2,\n"
-            " \"ranks\": [\n"
-            "  {\"messages\": 24, \"lock\": {\"acquires\": 10}},\n"
-            "  {\"messages\": 30, \"lock\": {\"acquires\": 5}}],\n"
-            " \"total\": {\n"
-            "  \"messages\": 54,\n"
-            "  \"lock.acquires\": 15}}\n");
+  // The ranks' objects as they wrote them, and the totals flattened to dotted names,
+  // in the order the fields first appeared.
+  const auto got = nlohmann::ordered_json::parse(std::ifstream(out));
+  const auto want = nlohmann::ordered_json::parse(R"({"nprocs": 2,
+      "ranks": [{"messages": 24, "lock": {"acquires": 10}}, {"messages": 30, "lock": {"acquires": 5}}],
+      "total": {"messages": 54, "lock.acquires": 15}})");
+  EXPECT_EQ(got, want) << got.dump(1);
 }
 
 TEST_F(LaunchTest, StatsNameTheRanksThatWroteNone) {

@@ -1,7 +1,7 @@
 /* rc_test.h — what the release/processor-consistency tests of test/rc/ share: where a
  * shared page lives, this rank's fault counter, failure reports, and timing.
  *
- * Page homes (runtime/copysets.hpp): static page i of the window (counted from
+ * Page homes (runtime/rc/copysets.hpp): static page i of the window (counted from
  * MW_WINDOW_BASE) is homed at rank i % P; a heap page at the rank that allocated it. */
 #ifndef MIDWAY_RC_TEST_H
 #define MIDWAY_RC_TEST_H

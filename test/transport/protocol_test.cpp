@@ -8,11 +8,11 @@
 #include <cstring>
 #include <vector>
 
-#include "barriers.hpp"
+#include "ec/barriers.hpp"
 #include "fork_job.hpp"
-#include "locks.hpp"
-#include "protocol.hpp"
-#include "updates.hpp"
+#include "ec/locks.hpp"
+#include "ec/protocol.hpp"
+#include "ec/updates.hpp"
 
 namespace mw {
 namespace {

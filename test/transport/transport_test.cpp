@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fork_job.hpp"
-#include "transport.hpp"
+#include "transport/transport.hpp"
 
 namespace mw::test {
 namespace {

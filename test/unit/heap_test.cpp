@@ -1,6 +1,6 @@
 // The shared heap: alignment to the line size, reuse, the line size of each block, and
 // a clear error for every request it must refuse.
-#include "heap.hpp"
+#include "memory/heap.hpp"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "midway.h"
-#include "window.hpp"
+#include "memory/window.hpp"
 
 namespace {
 

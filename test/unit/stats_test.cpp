@@ -1,6 +1,6 @@
 // Statistics: counters by message kind, concurrent counting, waits, phases and their
 // misuse, and the JSON a rank writes for mwrun. Each test starts from zeroed counters.
-#include "stats.hpp"
+#include "core/stats.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,0 +1,68 @@
+// Leftovers: the files a Midway job keeps outside its processes, how they are named, and
+// how a later job recognizes, and removes, those whose owners are gone.
+//
+// A job keeps three kinds of file, each named so that its owner can be told:
+//
+//   /dev/shm/midway-<pid>-r<rank>   the libfabric shm region of a rank's endpoint (16 MiB),
+//                                   named by the rank's process (transport/transport.cpp). Unlinked
+//                                   once every peer has mapped it, so only a rank that dies
+//                                   during start-up leaves one: stale once <pid> is gone.
+//   /dev/shm/midway-<secret>-bells  the doorbell page of a job's ranks on one host, named
+//                                   by the job's secret (16 hex digits: unguessable, so no
+//                                   other user can make it first). Unlinked once every rank
+//                                   has opened it: stale once no process has it open or
+//                                   mapped.
+//   $TMPDIR/mwrun.XXXXXX/           mwrun's job directory, with kLauncherFile naming the
+//                                   mwrun that made it: stale once that mwrun is gone.
+//
+// Only this user's files are touched (others' are not ours to judge, and /dev/shm's
+// sticky bit would refuse anyway), and only files named as above. A process is "gone"
+// when no process of that pid exists; a pid reused by an unrelated process keeps the
+// file until that one exits too, never the reverse. Processes of another pid namespace
+// sharing this /dev/shm are not seen: a job's ranks and the jobs that clean up after it
+// must share one (they do under mwrun, mpirun and srun without containers).
+//
+// Used by mwrun (all three, before it starts a job) and by mw_init (the shm regions,
+// for jobs that no mwrun starts: mpirun, srun). No Midway library is linked into mwrun:
+// this module depends on nothing but libc.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mw::leftovers {
+
+// In a job directory: "<pid> <start time>" of the mwrun that made it (the start time in
+// clock ticks since boot, field 22 of /proc/<pid>/stat, so that a reused pid is not taken
+// for it).
+constexpr const char *kLauncherFile = "launcher";
+
+// The shm region name (without "/dev/shm/") of process pid's endpoint as `rank`.
+std::string endpoint_name(int rank, pid_t pid);
+// The doorbell page's shm_open name ("/midway-<secret>-bells") of the job with `secret`.
+std::string bells_name(uint64_t secret);
+
+struct Removed {
+  std::string path;
+  std::string why;  // "rank 2's endpoint; process 1234 has exited"
+};
+
+// Endpoint regions of processes that no longer exist; this process's own pid counts as
+// gone (call before this process makes its endpoint: a region with its name is a dead
+// process's).
+std::vector<Removed> remove_dead_endpoints();
+// Doorbell pages no process has open or mapped.
+std::vector<Removed> remove_unused_bells();
+// Job directories under `tmpdir` whose mwrun has exited.
+std::vector<Removed> remove_dead_job_dirs(const std::string &tmpdir);
+
+// Writes kLauncherFile into `job_dir` for this process; false (errno set) on failure.
+bool write_launcher(const std::string &job_dir);
+
+// "removed A (why), B (why)", for one line of output.
+std::string describe(const std::vector<Removed> &removed);
+
+}  // namespace mw::leftovers

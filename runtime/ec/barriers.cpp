@@ -1,0 +1,527 @@
+#include "ec/barriers.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/bindings.hpp"
+#include "memory/dirty.hpp"
+#include "core/error.hpp"
+#include "ec/protocol.hpp"
+#include "core/stats.hpp"
+#include "ec/timestamps.hpp"
+#include "transport/transport.hpp"
+#include "ec/updates.hpp"
+
+namespace mw::barriers {
+namespace {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+using timestamps::Run;
+
+constexpr int kManager = 0;
+
+using wire::ArriveExtra;
+using wire::kReleaseBySlot;
+using wire::ReleaseExtra;
+
+// ---- Crossing through shared words ----
+//
+// When every rank is on this host the transport gives each rank a cache line in a page
+// the whole job maps (transport::shared_line; kDoorbell, i.e. shm). A crossing with no
+// data to move then needs no message: through the transport an arrival and a release
+// are a round trip (each message polled out of shm's queue, validated and handled),
+// through the line a store each way (docs/PERFORMANCE.md, "Figures behind the code"). A rank that waits for its release crosses nothing else meanwhile, so it has at
+// most one arrival and one release in flight, and its line holds them:
+//
+//   kArrivalSeq    the rank's slot arrivals so far; stored last (release order), so the
+//                  manager that sees it move reads the three words below whole. The rank
+//                  writes them again only once released, so after the manager read them.
+//   kArrivalAddr   the barrier
+//   kArrivalEpoch  the rank's crossing of it (ArriveExtra::epoch)
+//   kArrivalClock  the rank's Lamport clock (as a message header would carry it)
+//   kReleaseSeq    the manager's slot releases of this rank so far; stored last
+//   kReleaseClock  the manager's clock at the release
+//   kCpu           1 + the CPU the rank last crossed on (the manager's line holds only
+//                  this): a waiter whose peer shares its CPU yields instead of spinning
+//
+// What goes by message, as before: arrivals with runs; every mw_barrier_final arrival
+// (non-managers do not wait there, so their next arrival could overwrite the line before
+// the manager read it); releases with runs; every crossing without a shared page (tcp,
+// several hosts). A release with no runs goes through the line if the rank waits on it
+// (a slot arrival, or an ARRIVE flagged kReleaseBySlot). The manager takes slot arrivals
+// into the same bookkeeping as messages (arrive(): seen, the final/non-final check,
+// check_finalized), wherever it may have to notice one: its own arrival, its wait, a
+// FINALIZING, its mw_finalize. After each store the writer rings the reader's application
+// thread (transport::ring_waiter); a waiter reads the words in its predicate
+// (transport::wait_shared), so asleep it is woken, and awake the ring costs one load.
+enum : size_t {
+  kArrivalSeq,
+  kArrivalAddr,
+  kArrivalEpoch,
+  kArrivalClock,
+  kReleaseSeq,
+  kReleaseClock,
+  kCpu,
+};
+
+// Records in this rank's line the CPU it runs on (stored only when it changes: peers
+// read it at every crossing).
+void note_cpu(transport::SharedLine *line) {
+  const auto cpu = static_cast<uint64_t>(sched_getcpu() + 1);
+  if (line->word[kCpu].load(std::memory_order_relaxed) != cpu)
+    line->word[kCpu].store(cpu, std::memory_order_relaxed);
+}
+
+// Did a rank this one may be waiting for last cross on this CPU? Then it runs only once
+// this thread gives the core up, and spinning for it would only delay it. (A crosser
+// waits for the manager; the manager for everyone.)
+bool peer_on_my_cpu() {
+  const auto cpu = static_cast<uint64_t>(sched_getcpu() + 1);
+  for (int r = 0; r < protocol::nprocs(); ++r) {
+    if (r == protocol::rank() || (protocol::rank() != kManager && r != kManager)) continue;
+    transport::SharedLine *line = transport::shared_line(r);
+    if (line && line->word[kCpu].load(std::memory_order_relaxed) == cpu) return true;
+  }
+  return false;
+}
+
+struct Barrier {
+  uintptr_t addr = 0;
+  Bindings bindings;
+  uint64_t crossings = 0;                // by this rank
+  bool waiting = false;                  // this rank waits for a release
+  std::atomic<uint64_t> released{0};     // the last crossing released here
+  // The slot release this rank waits for (its kReleaseSeq value), 0 if none.
+  uint64_t slot_release = 0;
+  // At the manager: the crossing being gathered.
+  uint64_t open = 1;
+  int arrived = 0;
+  bool final = false;
+  std::vector<char> seen;
+  std::vector<char> by_slot;  // the rank waits on its line for a release with no runs
+  // Completing the open crossing now would send no message: every arrival so far had no
+  // runs and, but the manager's, waits on its line. Then a thread that is not running
+  // as a handler may complete it (take_slot_arrivals(false)).
+  bool quiet = true;
+  std::vector<std::pair<int, std::vector<Run>>> arrivals;
+  // At the manager, per rank: the runs of an arrival too big for one message, from its
+  // messages before the last (BARRIER_DATA), which on_arrive joins to the last one's.
+  std::vector<std::vector<Run>> parts;
+};
+
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::unordered_map<uintptr_t, std::unique_ptr<Barrier>> &g_barriers =
+    *new std::unordered_map<uintptr_t, std::unique_ptr<Barrier>>;  // under protocol::mu()
+std::vector<int> &g_finalized = *new std::vector<int>;  // ranks that have reached mw_finalize
+
+// Slot state, under protocol::mu(). At a non-manager: its slot arrivals and the slot
+// releases it has seen so far, and whether a crossing of this rank uses its line (one
+// at a time: a second thread crossing another barrier meanwhile goes by messages). At
+// the manager: per rank, the last slot arrival it has taken (read without the mutex to
+// see whether there is anything to take) and its slot releases so far.
+uint64_t g_arrivals = 0, g_releases_seen = 0;
+bool g_slot_busy = false;
+std::atomic<uint64_t> *g_taken = nullptr;
+std::vector<uint64_t> &g_released = *new std::vector<uint64_t>;
+
+int me() { return protocol::rank(); }
+
+Barrier &get(uintptr_t addr) {
+  auto &slot = g_barriers[addr];
+  if (!slot) {
+    slot = std::make_unique<Barrier>();
+    slot->addr = addr;
+    slot->seen.assign(static_cast<size_t>(protocol::nprocs()), 0);
+    slot->by_slot.assign(static_cast<size_t>(protocol::nprocs()), 0);
+    slot->parts.resize(static_cast<size_t>(protocol::nprocs()));
+  }
+  return *slot;
+}
+
+const char *call_of(bool final) { return final ? "mw_barrier_final" : "mw_barrier"; }
+
+std::string ranks_that(const Barrier &k, bool arrived) {
+  std::string s;
+  for (int r = 0; r < protocol::nprocs(); ++r)
+    if ((k.seen[static_cast<size_t>(r)] != 0) == arrived) s += (s.empty() ? "" : ", ") + std::to_string(r);
+  return s;
+}
+
+// The last crossing of k released at this rank, counting a slot release it has not yet
+// taken (its application thread may still be asleep when the manager's FINALIZING
+// comes).
+uint64_t released(const Barrier &k) {
+  if (k.slot_release != 0) {
+    transport::SharedLine *line = transport::shared_line(me());
+    if (line && line->word[kReleaseSeq].load(std::memory_order_acquire) >= k.slot_release)
+      return k.crossings;
+  }
+  return k.released.load(std::memory_order_acquire);
+}
+
+// A rank has reached mw_finalize: any barrier it has not crossed can never complete.
+void check_finalized(const char *call, const Barrier &k) {
+  for (int f : g_finalized) {
+    if (me() == kManager && k.arrived > 0 && !k.seen[static_cast<size_t>(f)])
+      fatal(call,
+            "barrier %p can never complete: rank(s) %s reached it, but rank %d has reached "
+            "mw_finalize without crossing it (every rank must cross a barrier as often)",
+            reinterpret_cast<void *>(k.addr), ranks_that(k, true).c_str(), f);
+    // Another waiting rank cannot tell a rank that never crossed from one whose release
+    // is in flight, except for the manager, which releases before it can finalize.
+    if (f == kManager && me() != kManager && k.waiting && released(k) < k.crossings)
+      fatal(call,
+            "barrier %p can never complete: this rank waits at it, but rank %d has reached "
+            "mw_finalize without crossing it (every rank must cross a barrier as often)",
+            reinterpret_cast<void *>(k.addr), f);
+  }
+}
+
+// The union of the runs of every arrival but rank r's, in address order.
+std::vector<Run> lacking(const Barrier &k, int r) {
+  std::vector<Run> all;
+  for (const auto &[rank, runs] : k.arrivals)
+    if (rank != r) all.insert(all.end(), runs.begin(), runs.end());
+  std::sort(all.begin(), all.end(), [](const Run &a, const Run &b) { return a.addr < b.addr; });
+  std::vector<Run> out;
+  for (const Run &x : all) {
+    if (!out.empty() && x.addr <= out.back().addr + out.back().len) {
+      uintptr_t end = std::max(out.back().addr + out.back().len, x.addr + x.len);
+      out.back().len = end - out.back().addr;
+    } else {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
+// Releases rank r through its line (see above); the caller rings it after.
+void release_by_slot(int r) {
+  transport::SharedLine *line = transport::shared_line(r);
+  line->word[kReleaseClock].store(protocol::tick(), std::memory_order_relaxed);
+  line->word[kReleaseSeq].store(++g_released[static_cast<size_t>(r)], std::memory_order_release);
+}
+
+void complete(Barrier &k) {
+  const uint64_t epoch = k.open;
+  if (!k.final) {
+    ReleaseExtra ex{epoch};
+    bool by_slot = false;
+    for (int r = 0; r < protocol::nprocs(); ++r) {
+      if (r == kManager) continue;
+      std::vector<Run> runs = lacking(k, r);
+      if (runs.empty() && k.by_slot[static_cast<size_t>(r)]) {
+        release_by_slot(r);
+        by_slot = true;
+      } else {
+        k.by_slot[static_cast<size_t>(r)] = 0;
+        updates::send(r, MsgType::kBarrierData, MsgType::kBarrierRelease, k.addr, runs, &ex,
+                      sizeof ex, protocol::tick());
+      }
+    }
+    // The rings after all the stores: ring_waiter's fence then waits for them together,
+    // not for each in turn.
+    if (by_slot)
+      for (int r = 0; r < protocol::nprocs(); ++r)
+        if (k.by_slot[static_cast<size_t>(r)]) transport::ring_waiter(r);
+  }
+  k.open++;
+  k.arrived = 0;
+  std::fill(k.seen.begin(), k.seen.end(), 0);
+  std::fill(k.by_slot.begin(), k.by_slot.end(), 0);
+  k.quiet = true;
+  k.arrivals.clear();
+  k.released.store(epoch, std::memory_order_release);  // the manager's own crossing
+}
+
+void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> runs, bool by_slot) {
+  const char *call = call_of(final);
+  if (epoch != k.open)
+    fatal(call, "barrier %p: rank %d arrived for its crossing %llu while crossing %llu is open",
+          reinterpret_cast<void *>(k.addr), rank, static_cast<unsigned long long>(epoch),
+          static_cast<unsigned long long>(k.open));
+  if (k.arrived == 0) {
+    k.final = final;
+  } else if (k.final != final) {
+    fatal(call,
+          "barrier %p: rank %d crossed it with %s while rank(s) %s crossed it with %s (every "
+          "rank must call the same one)",
+          reinterpret_cast<void *>(k.addr), rank, call_of(final), ranks_that(k, true).c_str(),
+          call_of(k.final));
+  }
+  k.seen[static_cast<size_t>(rank)] = 1;
+  k.by_slot[static_cast<size_t>(rank)] = by_slot;
+  if (!runs.empty() || (rank != kManager && !by_slot)) k.quiet = false;
+  k.arrived++;
+  k.arrivals.emplace_back(rank, std::move(runs));
+  check_finalized(call, k);
+  if (k.arrived == protocol::nprocs()) complete(k);
+}
+
+// At the manager: takes every slot arrival not taken yet into arrive(), as on_arrive
+// takes a message. Wherever the manager may have to notice one: its own arrival, its
+// wait for a release (the predicate), a rank's FINALIZING, its own mw_finalize.
+// may_send: the caller runs as a handler (or holds the progress role), so that
+// completing a crossing may send its releases; otherwise only arrivals at quiet
+// crossings are taken, and the others wait for a caller that may.
+void take_slot_arrivals(bool may_send) {
+  if (g_taken == nullptr) return;
+  for (int r = 0; r < protocol::nprocs(); ++r) {
+    if (r == kManager) continue;
+    transport::SharedLine *line = transport::shared_line(r);
+    if (!line) return;
+    const uint64_t seq = line->word[kArrivalSeq].load(std::memory_order_acquire);
+    if (seq == g_taken[r].load(std::memory_order_relaxed)) continue;
+    const uintptr_t addr = line->word[kArrivalAddr].load(std::memory_order_relaxed);
+    const uint64_t epoch = line->word[kArrivalEpoch].load(std::memory_order_relaxed);
+    Barrier &k = get(addr);
+    // A later crossing than the one open: the rank's arrivals at the crossings before it
+    // went as messages (mw_barrier_final, which does not wait) that have not all come.
+    // It stays in the line, the rank waiting, until they have.
+    if (epoch > k.open || (!may_send && !k.quiet)) continue;
+    g_taken[r].store(seq, std::memory_order_relaxed);
+    protocol::observe(line->word[kArrivalClock].load(std::memory_order_relaxed));
+    if (k.seen[static_cast<size_t>(r)])
+      fatal("mw_barrier", "barrier %p: rank %d arrived twice at crossing %llu", reinterpret_cast<void *>(addr),
+            r, static_cast<unsigned long long>(epoch));
+    arrive(k, r, epoch, false, {}, true);
+  }
+}
+
+// Is there a slot arrival the manager has not taken? Loads only: for its wait's predicate.
+bool slot_arrivals_waiting() {
+  if (g_taken == nullptr) return false;
+  for (int r = 0; r < protocol::nprocs(); ++r) {
+    if (r == kManager) continue;
+    transport::SharedLine *line = transport::shared_line(r);
+    if (!line) return false;
+    if (line->word[kArrivalSeq].load(std::memory_order_acquire) != g_taken[r].load(std::memory_order_relaxed))
+      return true;
+  }
+  return false;
+}
+
+void on_arrive(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, sizeof(ArriveExtra));
+  ArriveExtra ex;
+  std::memcpy(&ex, p.extra.data(), sizeof ex);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  if (me() != kManager)
+    protocol::malformed(h, "this rank manages no barrier");
+  Barrier &k = get(p.object);
+  // The runs of the arrival's earlier messages first (on_data), then its last one's.
+  std::vector<Run> runs = std::move(k.parts[static_cast<size_t>(h.sender)]);
+  k.parts[static_cast<size_t>(h.sender)].clear();
+  for (const updates::RunDesc &d : p.runs) runs.push_back({d.addr, d.len, 0});
+  if (k.seen[static_cast<size_t>(h.sender)])
+    protocol::malformed(h, "it arrived twice");
+  arrive(k, h.sender, ex.epoch, ex.final != 0, std::move(runs),
+         (ex.flags & kReleaseBySlot) != 0 && transport::shared_line(h.sender) != nullptr);
+}
+
+// Updates in place (the placer put them there): this rank's own marks on those bytes
+// are superseded. At the manager these are the first messages of an arrival too big for
+// one (updates::send splits it): their runs are kept for the arrival's last message,
+// since the manager passes every arrival's runs on to the other ranks (a rank's
+// messages arrive in order, so they all come before it).
+void on_data(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, 0);
+  for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+  if (me() != kManager) return;
+  std::lock_guard<std::mutex> g(protocol::mu());
+  std::vector<Run> &parts = get(p.object).parts[static_cast<size_t>(h.sender)];
+  for (const updates::RunDesc &d : p.runs) parts.push_back({d.addr, d.len, 0});
+}
+
+void on_release(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, sizeof(ReleaseExtra));
+  ReleaseExtra ex;
+  std::memcpy(&ex, p.extra.data(), sizeof ex);
+  for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Barrier &k = get(p.object);
+  if (ex.epoch != k.crossings || !k.waiting)
+    protocol::malformed(h, "a crossing this rank is not in");
+  k.released.store(ex.epoch, std::memory_order_release);
+}
+
+void on_finalizing(const Header &h, Bytes) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  if (me() == kManager) take_slot_arrivals(true);  // so that the checks see every arrival
+  g_finalized.push_back(h.sender);
+  for (auto &[addr, k] : g_barriers) check_finalized("mw_barrier", *k);
+}
+
+Barrier *record_of(mw_barrier_t *b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  return &get(reinterpret_cast<uintptr_t>(b));
+}
+
+}  // namespace
+
+void init() {
+  const auto n = static_cast<size_t>(protocol::nprocs());
+  g_taken = new std::atomic<uint64_t>[n]{};  // never freed, as the rest of the state
+  g_released.assign(n, 0);
+  transport::on(MsgType::kBarrierArrive, on_arrive, updates::place);
+  transport::on(MsgType::kBarrierData, on_data, updates::place);
+  transport::on(MsgType::kBarrierRelease, on_release, updates::place);
+  transport::on(MsgType::kFinalizing, on_finalizing);
+}
+
+void cross(mw_barrier_t *b, bool final) {
+  const char *call = call_of(final);
+  protocol::check_object(call, "barrier", b, sizeof *b);
+  stats::ScopedWait wait(stats::Wait::Barrier);
+  transport::SharedLine *const line = transport::shared_line(me());
+  const bool manager = me() == kManager;
+  Barrier *k = nullptr;
+  uint64_t epoch = 0;
+  std::vector<Run> runs;
+  bool slot = false, arrived = false;
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    k = &get(reinterpret_cast<uintptr_t>(b));
+    epoch = ++k->crossings;
+    k->waiting = !final || manager;
+    if (line) note_cpu(line);
+    check_finalized(call, *k);
+    // This rank's updates: exactly the bytes it wrote since it last crossed.
+    // Under --model=rc/pc bindings ship nothing (the marks are pending updates).
+    if (protocol::model() == protocol::Model::kEntry)
+      for (const Range &r : k->bindings.ranges())
+        dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
+    for (const Run &r : runs) dirty::clear(reinterpret_cast<void *>(r.addr), r.len);
+    if (manager) {
+      // An arrival that cannot make the crossing send anything needs no handler's
+      // context (below): the usual one at a barrier with nothing bound.
+      if (runs.empty() && k->quiet) {
+        arrive(*k, me(), epoch, final, {}, false);
+        take_slot_arrivals(false);  // ranks that arrived before the manager
+        arrived = true;
+      }
+    } else {
+      // Through the line if it may (see above): a release to wait for, and no other
+      // crossing of this rank using the line. With no runs the arrival goes there too.
+      slot = line != nullptr && !final && !g_slot_busy;
+      if (slot) {
+        g_slot_busy = true;
+        k->slot_release = g_releases_seen + 1;
+      }
+      if (slot && runs.empty()) {
+        line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
+        line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
+        line->word[kArrivalClock].store(protocol::tick(), std::memory_order_relaxed);
+        line->word[kArrivalSeq].store(++g_arrivals, std::memory_order_release);
+        transport::ring_waiter(kManager);
+        arrived = true;
+      }
+    }
+  }
+  // A step that may send runs as a handler, so that its messages keep their order with
+  // the handlers' and a send never waits for a thread that waits for the mutex
+  // (transport::as_handler).
+  if (!arrived)
+    transport::as_handler([&] {
+      std::lock_guard<std::mutex> g(protocol::mu());
+      if (manager) {
+        arrive(*k, me(), epoch, final, std::move(runs), false);
+        take_slot_arrivals(true);  // ranks that arrived before the manager
+        return;
+      }
+      ArriveExtra ex{epoch, final ? 1u : 0u, slot ? kReleaseBySlot : 0u};
+      updates::send(kManager, MsgType::kBarrierData, MsgType::kBarrierArrive, k->addr, runs, &ex,
+                    sizeof ex, protocol::tick());
+    });
+  stats::barrier_crossed();
+  if (!k->waiting) return;
+  // The wait. With a shared page the answer is most likely a store to a line (a slot
+  // arrival at the manager, a slot release elsewhere): transport::wait_shared looks at
+  // the words a few times first, then progresses polling the CQ only when a message has
+  // come, and yields at once while a peer it waits for shares this CPU.
+  if (manager) {
+    // Slot arrivals are taken here, as the messages' handlers take theirs; only where a
+    // handler could send (in the progress role) may taking them complete a crossing
+    // that sends.
+    auto taken = [k, epoch] {
+      if (k->released.load(std::memory_order_acquire) >= epoch) return true;
+      if (!slot_arrivals_waiting()) return false;
+      std::lock_guard<std::mutex> g(protocol::mu());
+      take_slot_arrivals(transport::in_runtime_context());
+      return k->released.load(std::memory_order_acquire) >= epoch;
+    };
+    if (!taken()) {
+      if (line) transport::wait_shared(taken, peer_on_my_cpu());
+      else transport::progress_until([&taken] { return taken(); });
+    }
+  } else {
+    const uint64_t want = k->slot_release;  // set and cleared by this thread only
+    auto done = [k, epoch, line, want] {
+      return k->released.load(std::memory_order_acquire) >= epoch ||
+             (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want);
+    };
+    if (!done()) {
+      if (want != 0) transport::wait_shared(done, peer_on_my_cpu());
+      else transport::progress_until([&done] { return done(); });
+    }
+  }
+  std::lock_guard<std::mutex> g(protocol::mu());
+  if (k->slot_release != 0) {
+    if (line->word[kReleaseSeq].load(std::memory_order_acquire) >= k->slot_release) {
+      protocol::observe(line->word[kReleaseClock].load(std::memory_order_relaxed));
+      g_releases_seen = k->slot_release;
+      k->released.store(epoch, std::memory_order_release);
+    }
+    k->slot_release = 0;
+    g_slot_busy = false;
+  }
+  k->waiting = false;
+}
+
+void bind(mw_barrier_t *b, const void *addr, size_t len) {
+  protocol::check_object("mw_barrier_bind", "barrier", b, sizeof *b);
+  protocol::check_range("mw_barrier_bind", "barrier", b, addr, len);
+  Barrier *k = record_of(b);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
+}
+
+Bindings bound_in(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Bindings out;
+  for (const auto &[addr, k] : g_barriers)
+    for (const Range &r : k->bindings.ranges())
+      if (r.addr < b && r.end() > a) out.add(std::max(r.addr, a), std::min(r.end(), b) - std::max(r.addr, a));
+  return out;
+}
+
+void finalize() {
+  if (protocol::nprocs() == 1) return;
+  transport::as_handler([] {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    if (me() == kManager) take_slot_arrivals(true);  // so that the check below sees them
+    for (auto &[addr, k] : g_barriers)
+      if (me() == kManager && k->arrived > 0 && !k->seen[kManager])
+        fatal("mw_finalize",
+              "barrier %p was reached by rank(s) %s, but this rank reached mw_finalize without "
+              "crossing it (every rank must cross a barrier as often)",
+              reinterpret_cast<void *>(addr), ranks_that(*k, true).c_str());
+    for (int r = 0; r < protocol::nprocs(); ++r)
+      if (r != me()) transport::send(r, MsgType::kFinalizing, nullptr, 0, protocol::tick());
+  });
+}
+
+}  // namespace mw::barriers

@@ -1,0 +1,56 @@
+// Barriers (Midway, section 4.2). Every barrier's manager is rank 0, where a program's
+// master runs, so that a terminating barrier gathers the results there.
+//
+// A rank crosses by sending the manager its updates to the barrier's bound data: the
+// bytes it wrote since it last crossed, exactly (dirty bits, not lines, because several
+// ranks may write different bytes of one line in a phase). The manager keeps every
+// arrival's data in its own memory (the transport lands it there) and, once all ranks
+// have arrived, releases each with the updates of the others, coalesced into as few
+// runs as they make. At a terminating barrier (mw_barrier_final) the updates stay at
+// the manager and the other ranks go on without waiting for a release.
+//
+// When every rank is on one host (the transport's shared page, transport::shared_line),
+// what moves no data takes no message: an arrival with nothing to send, and a release
+// with nothing in it, are a few words in the rank's shared line (barriers.cpp,
+// "Crossing through shared words").
+//
+// A rank that reaches mw_finalize tells every other rank (FINALIZING), so that a barrier
+// it will never cross stops the job with an error instead of hanging it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/bindings.hpp"
+#include "midway.h"
+
+namespace mw::barriers {
+
+void init();  // registers the message handlers (before transport::connect)
+
+void cross(mw_barrier_t *b, bool final);
+void bind(mw_barrier_t *b, const void *addr, size_t len);
+
+// The bytes of [a, b) bound to a barrier on this rank (mw_discard keeps them: a barrier
+// sends each rank only what changed since its last crossing).
+Bindings bound_in(uintptr_t a, uintptr_t b);
+
+// At mw_finalize: checks that this rank leaves no barrier half crossed, then tells the
+// others it will cross no more.
+void finalize();
+
+// The fields BARRIER_ARRIVE and BARRIER_RELEASE carry after their runs (ec/updates.hpp).
+namespace wire {
+struct ArriveExtra {
+  uint64_t epoch;  // which crossing of the barrier, from 1
+  uint32_t final;
+  uint32_t flags;  // kReleaseBySlot
+};
+// The arrival's rank waits on its shared line: a release with nothing for it may come
+// there instead of as a message (barriers.cpp, "Crossing through shared words").
+inline constexpr uint32_t kReleaseBySlot = 1;
+struct ReleaseExtra {
+  uint64_t epoch;
+};
+}  // namespace wire
+
+}  // namespace mw::barriers

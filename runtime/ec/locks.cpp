@@ -1,0 +1,619 @@
+#include "ec/locks.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/bindings.hpp"
+#include "memory/dirty.hpp"
+#include "core/error.hpp"
+#include "memory/heap.hpp"
+#include "ec/protocol.hpp"
+#include "core/stats.hpp"
+#include "ec/timestamps.hpp"
+#include "transport/transport.hpp"
+#include "ec/updates.hpp"
+#include "memory/window.hpp"
+
+namespace mw::locks {
+namespace {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+
+constexpr int kNone = -1;  // Lock::held when this rank does not hold the lock
+constexpr uint32_t kFirstLook = 32, kMaxLook = 1u << 16;  // see time_to_look
+
+// Tenures. The manager numbers the exclusive requests as it routes them: the n-th opens
+// tenure n, its requester's turn to own the lock (tenure 0 is the manager's, where the
+// lock starts). It stamps every request with the tenure that serves it, the latest one
+// opened, and sends it to that tenure's rank, the probable owner. A rank serves a request
+// in the tenure it is stamped with and in no other: in `queue` if it owns that tenure
+// now, else in `next`, for the tenure it waits for (a rank has at most one request out
+// per lock, so at most one tenure to come). The manager's messages to a rank arrive in
+// order, so all of tenure n's requests reach its rank before the exclusive request that
+// closes it (the one opening n+1, last in the queue): when the lock moves on, the owner's
+// queue is empty and no request travels with the lock. The owner's own requests keep to
+// this (acquire): it serves itself within its tenure only while its queue is empty, and
+// otherwise asks the manager like any rank.
+//
+// Why the stamps. An owner that has asked for the lock again (through the manager,
+// behind others) receives requests for its next tenure while it still owns this one.
+// Unstamped, they were served in the current tenure or passed on with the lock, outside
+// the manager's order, and two waiting ranks could each end up holding the other's
+// request: a hang (the case that showed it is in the commit that brought the stamps).
+using wire::GrantExtra;
+using wire::LockOnly;
+using wire::Request;
+
+// The cached path. A rank re-acquiring a lock it may take with no message (the owner,
+// nobody waiting; or a reader whose copy is valid) should pay no more than an atomic
+// operation: the protocol mutex alone, taken at acquire and at release, doubled the cost
+// of a pair. So the hold lives in one atomic word with two "cached" bits, set while the
+// record's state lets this rank take the lock in that mode locally. The application
+// thread takes and drops a hold with a compare-and-swap on the word, if the bit is there.
+// Everything else about the lock changes under the protocol mutex, and first freezes the
+// word (Frozen, below): one atomic AND clears both bits, so from then on the hold
+// changes only under the mutex, and what the code reads of it stays true. A hold taken
+// by the cached path just before the freeze is seen by it, as a hold taken the slow way
+// would be. Leaving, it sets the bits again from the record's state.
+constexpr uint32_t kHoldMask = 3, kCachedX = 4, kCachedS = 8;
+uint32_t hold_bits(int mode) { return mode == kNone ? 0 : static_cast<uint32_t>(mode) + 1; }
+int hold_of(uint32_t w) { return (w & kHoldMask) ? static_cast<int>(w & kHoldMask) - 1 : kNone; }
+uint32_t cached_bit(int mode) { return mode == MW_EXCLUSIVE ? kCachedX : kCachedS; }
+
+struct Lock {
+  uintptr_t addr = 0;
+  int manager = 0;
+  int probable_owner = 0;      // at the manager: the rank of the latest tenure
+  uint64_t tenures = 0;        // at the manager: the latest tenure opened
+  bool owner = false;          // this rank owns the lock (holds it or may grant it)
+  uint64_t tenure = 0;         // ... in this tenure
+  // This rank's hold and the cached path (see "The cached path"): the hold in the low
+  // bits (none, or 1 + mode), and kCachedX/kCachedS while the lock may be taken in that
+  // mode with no message and no mutex.
+  std::atomic<uint32_t> word{0};
+  std::atomic<bool> ever_held{false};  // past the start-up pattern (mw_bind without holding)
+  std::vector<int> readers;    // at the owner: ranks holding a non-exclusive copy
+  std::deque<Request> queue;   // at the owner: the requests its tenure serves, in order
+  std::deque<Request> next;    // the requests of the tenure this rank waits for
+  int acks_pending = 0;        // at the owner: revokes sent and not yet answered
+  bool read_valid = false;     // a non-exclusive copy to re-acquire with no message
+  int revoker = kNone;         // the owner to answer at release, if a revoke came
+  bool waiting = false;        // this rank's request is out
+  int wanted = kNone;          // ... in this mode
+  uint32_t cached_run = 0;     // cached acquires since the last look (see time_to_look)
+  uint32_t look_after = kFirstLook;  // ... and how many to make before the next
+  std::atomic<bool> granted{false};
+  uint64_t t_seen = 0;         // Lamport time this rank last saw the lock
+  Bindings bindings;
+  // Bindings changed by an exclusive holder count up from 1 and travel with the lock;
+  // start-up bindings (made by every rank alike, before acquiring) are version 0 and
+  // stay where they were made, so a request served before the owner has made its own
+  // start-up calls does not hand the acquirer an empty set.
+  uint64_t bind_version = 0;
+
+  // This rank's hold: kNone, MW_EXCLUSIVE or MW_NONEXCLUSIVE. Under the mutex, frozen.
+  int held() const { return hold_of(word.load(std::memory_order_acquire)); }
+  void set_held(int mode) {
+    word.store((word.load(std::memory_order_relaxed) & ~kHoldMask) | hold_bits(mode), std::memory_order_release);
+  }
+  // Can this rank take the lock in `mode` with no message?
+  bool local(int mode) const {
+    if (revoker != kNone) return false;  // a reader answering a revoke at its release
+    if (mode == MW_EXCLUSIVE) return owner && readers.empty() && queue.empty() && acks_pending == 0;
+    return (owner && queue.empty() && acks_pending == 0) || (!owner && read_valid);
+  }
+};
+
+// Under the mutex, for as long as the code reads or changes a lock's record (see "The
+// cached path").
+class Frozen {
+ public:
+  explicit Frozen(Lock &k) : k_(k) { k_.word.fetch_and(kHoldMask, std::memory_order_acq_rel); }
+  ~Frozen() {
+    const uint32_t bits = (k_.local(MW_EXCLUSIVE) ? kCachedX : 0) | (k_.local(MW_NONEXCLUSIVE) ? kCachedS : 0);
+    k_.word.store(k_.word.load(std::memory_order_relaxed) | bits, std::memory_order_release);
+  }
+  Frozen(const Frozen &) = delete;
+  Frozen &operator=(const Frozen &) = delete;
+
+ private:
+  Lock &k_;
+};
+
+// Never destroyed (as all module state the service thread touches): a rank that
+// exits without mw_finalize runs static destructors while the service thread still
+// serves peers.
+std::unordered_map<uintptr_t, std::unique_ptr<Lock>> &g_locks =
+    *new std::unordered_map<uintptr_t, std::unique_ptr<Lock>>;  // under protocol::mu()
+
+int me() { return protocol::rank(); }
+
+Lock &get(uintptr_t addr) {
+  auto &slot = g_locks[addr];
+  if (!slot) {
+    slot = std::make_unique<Lock>();
+    slot->addr = addr;
+    slot->manager = manager_of(addr);
+    slot->probable_owner = slot->manager;
+    slot->owner = slot->manager == me();  // a lock starts at its manager, free
+  }
+  return *slot;
+}
+
+// The lock's record, found for a cached re-acquire without a table lookup: a small
+// direct-mapped cache of records by address, read without locks (a slot holds a record
+// pointer, and the record says which lock it is). The lock object's own bytes are never
+// touched: its page may hold release-consistent data this rank has no copy of. The
+// object is checked (in shared memory) when its record enters the cache: an address
+// once found good stays so (shared memory is never unmapped; a lock in a block freed
+// since is the program's error, as for any freed object).
+constexpr size_t kRecordCache = 1024;
+std::atomic<Lock *> g_record_cache[kRecordCache];
+
+Lock *record_of(const char *call, mw_lock_t *l) {
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(l);
+  std::atomic<Lock *> &slot = g_record_cache[(addr >> 4) % kRecordCache];
+  Lock *k = slot.load(std::memory_order_acquire);
+  if (k && k->addr == addr) return k;
+  protocol::check_object(call, "lock", l, sizeof *l);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  k = &get(addr);
+  slot.store(k, std::memory_order_release);
+  return k;
+}
+
+const char *mode_name(int mode) {
+  return mode == MW_EXCLUSIVE ? "exclusive" : "non-exclusive";
+}
+
+size_t line_for(uintptr_t addr) {
+  size_t line = heap::line_of(reinterpret_cast<const void *>(addr));
+  return line ? line : heap::kDefaultLine;
+}
+
+// A broken invariant of this file's own state: a bug here, not a peer's fault.
+[[noreturn]] void broken(const Lock &k, const char *what) {
+  fatal("mw_acquire", "lock %#lx: internal error in the lock protocol: %s", static_cast<unsigned long>(k.addr),
+        what);
+}
+
+// This rank now owns tenure t (granted, or served its own request that opened it): the
+// requests it kept for t are its queue.
+void open_tenure(Lock &k, uint64_t t) {
+  if (!k.queue.empty()) broken(k, "requests left over from the previous tenure");
+  k.owner = true;
+  k.tenure = t;
+  k.queue.swap(k.next);
+}
+
+void wake(Lock &k, int mode) {
+  k.set_held(mode);
+  k.ever_held.store(true, std::memory_order_relaxed);
+  k.waiting = false;
+  k.granted.store(true, std::memory_order_release);
+}
+
+
+// Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
+void grant(Lock &k, const Request &r) {
+  const uint64_t now = protocol::tick();
+  std::vector<timestamps::Run> runs;
+  // Under --model=rc/pc the bindings ship nothing: the lock only orders, and the marks
+  // are pending updates (rc/pending_updates.hpp).
+  if (protocol::model() == protocol::Model::kEntry)
+    for (const Range &b : k.bindings.ranges()) {
+      timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
+      timestamps::collect(b.addr, b.len, r.t_seen, runs);
+    }
+  if (r.bind_version < k.bind_version) {
+    std::vector<uint64_t> body{k.addr, k.bind_version};
+    for (const Range &b : k.bindings.ranges()) {
+      body.push_back(b.addr);
+      body.push_back(b.len);
+    }
+    transport::send(r.rank, MsgType::kLockBindings, body.data(), body.size() * sizeof(uint64_t), now);
+  }
+  // Deferred: the owner's service thread posts the grant and goes on to the next
+  // acquirer while this one reads the data (an owner of a lock bound to 1 MiB granting
+  // it to three readers served them one read after another). Nothing writes the data
+  // meanwhile: the acquirer handles the grant only once it has read it, and until then
+  // no rank can take the lock exclusively (an exclusive grant has moved ownership there;
+  // a non-exclusive one leaves a reader to revoke, which answers only after its grant).
+  GrantExtra ex{r.mode, 0, r.opens};
+  updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now,
+                transport::Bulk::kDeferred);
+  if (r.mode == MW_EXCLUSIVE) {
+    k.owner = false;
+    k.read_valid = false;
+    k.t_seen = now;
+    k.readers.clear();
+  } else if (std::find(k.readers.begin(), k.readers.end(), r.rank) == k.readers.end()) {
+    k.readers.push_back(r.rank);
+  }
+}
+
+// Serves the owner's queue, in order, as far as the lock's state allows.
+void serve(Lock &k) {
+  while (k.owner && !k.queue.empty()) {
+    if (k.held() == MW_EXCLUSIVE) return;  // at release
+    const Request r = k.queue.front();
+    if (r.mode == MW_NONEXCLUSIVE) {
+      k.queue.pop_front();
+      if (r.rank == me())
+        wake(k, MW_NONEXCLUSIVE);
+      else
+        grant(k, r);
+      continue;
+    }
+    if (k.held() == MW_NONEXCLUSIVE || k.acks_pending > 0) return;  // at release / last ack
+    for (int reader : k.readers) {
+      if (reader == r.rank) continue;
+      LockOnly body{k.addr};
+      protocol::send_body(reader, MsgType::kLockRevoke, body, protocol::tick());
+      k.acks_pending++;
+    }
+    if (k.acks_pending > 0) return;
+    k.queue.pop_front();
+    k.readers.clear();
+    if (r.rank == me()) {
+      wake(k, MW_EXCLUSIVE);
+      if (r.opens) open_tenure(k, r.opens);  // routed by the manager: a tenure of its own
+      return;
+    }
+    // An exclusive request closes the tenure (see Request): nothing can be queued behind it.
+    if (!k.queue.empty()) broken(k, "requests queued behind the end of a tenure");
+    grant(k, r);
+    return;
+  }
+}
+
+// A request stamped with this rank's tenure: the current one, or the one it waits for.
+bool ours(const Lock &k, const Request &r) {
+  return (k.owner && r.tenure == k.tenure) || (k.waiting && k.wanted == MW_EXCLUSIVE);
+}
+
+// A request routed to this rank (or the owner's own): served in the tenure it is stamped
+// with, the one this rank owns or the one it waits for.
+void arrive(Lock &k, const Request &r) {
+  if (k.owner && r.tenure == k.tenure) {
+    k.queue.push_back(r);
+    serve(k);
+  } else {
+    k.next.push_back(r);  // for the tenure this rank waits for
+  }
+}
+
+// At the manager: stamp the request with its tenure (see Request) and send it to that
+// tenure's rank; an exclusive request opens the next tenure, its requester's.
+void route(Lock &k, Request r) {
+  if (k.manager != me()) {
+    protocol::send_body(k.manager, MsgType::kLockRequest, r, protocol::tick());
+    return;
+  }
+  const int target = k.probable_owner;
+  r.tenure = k.tenures;
+  r.opens = 0;
+  if (r.mode == MW_EXCLUSIVE) {
+    r.opens = ++k.tenures;
+    k.probable_owner = r.rank;
+  }
+  if (target == me())
+    arrive(k, r);
+  else
+    protocol::send_body(target, MsgType::kLockForward, r, protocol::tick());
+}
+
+using protocol::malformed;
+
+
+Request request_of(const Header &h, Bytes payload) {
+  Request r = protocol::read_body<Request>(h, payload);
+  if (r.rank < 0 || r.rank >= protocol::nprocs()) malformed(h, "no such rank");
+  if (r.mode != MW_EXCLUSIVE && r.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
+  return r;
+}
+
+void on_request(const Header &h, Bytes payload) {
+  Request r = request_of(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(r.lock);
+  Frozen f(k);
+  if (k.manager != me()) malformed(h, "a request for a lock this rank does not manage");
+  route(k, r);
+}
+
+void on_forward(const Header &h, Bytes payload) {
+  Request r = request_of(h, payload);
+  if (r.mode == MW_EXCLUSIVE && r.opens <= r.tenure) malformed(h, "an exclusive request that opens no tenure");
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(r.lock);
+  Frozen f(k);
+  if (h.sender != k.manager) malformed(h, "a routed request not from the lock's manager");
+  if (!ours(k, r)) malformed(h, "a request for a tenure this rank neither owns nor waits for");
+  arrive(k, r);
+}
+
+// The runs of a grant are in place (the placer put them there): take their stamps, and
+// drop this rank's own marks on them, which the grant's newer values replace.
+void take_runs(const std::vector<updates::RunDesc> &runs) {
+  for (const updates::RunDesc &d : runs) {
+    timestamps::record(d.addr, d.len, d.stamp);
+    dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+  }
+}
+
+void on_grant_data(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, 0);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  take_runs(p.runs);
+}
+
+void on_grant(const Header &h, Bytes head) {
+  updates::Parsed p = updates::parse(h, head, sizeof(GrantExtra));
+  GrantExtra ex;
+  std::memcpy(&ex, p.extra.data(), sizeof ex);
+  if (ex.mode != MW_EXCLUSIVE && ex.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  take_runs(p.runs);
+  Lock &k = get(p.object);
+  Frozen f(k);
+  if (!k.waiting) malformed(h, "a grant this rank did not ask for");
+  k.t_seen = h.clock;
+  if (ex.mode == MW_EXCLUSIVE) {
+    if (ex.tenure == 0) malformed(h, "an exclusive grant of no tenure");
+    open_tenure(k, ex.tenure);
+    k.readers.clear();
+    k.read_valid = false;
+  } else {
+    k.read_valid = true;
+  }
+  wake(k, static_cast<int>(ex.mode));
+}
+
+void on_bindings(const Header &h, Bytes payload) {
+  if (payload.size() < 16 || (payload.size() - 16) % 16 != 0) malformed(h, "wrong length");
+  std::vector<uint64_t> w(payload.size() / 8);
+  std::memcpy(w.data(), payload.data(), payload.size());
+  std::vector<Range> ranges;
+  for (size_t i = 2; i < w.size(); i += 2) {
+    // Bound here as where the binding was made: a page now wholly bound is entry
+    // consistent on this rank too.
+    if (!protocol::bind_range(reinterpret_cast<void *>(w[i]), w[i + 1]))
+      malformed(h, "a bound range outside the shared window");
+    ranges.push_back({w[i], w[i + 1]});
+  }
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Lock &k = get(w[0]);
+  k.bindings.assign(std::move(ranges));
+  k.bind_version = w[1];
+}
+
+void on_revoke(const Header &h, Bytes payload) {
+  LockOnly b = protocol::read_body<LockOnly>(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(b.lock);
+  Frozen f(k);
+  if (k.held() == MW_NONEXCLUSIVE && !k.owner) {
+    k.revoker = h.sender;  // answered at release
+    return;
+  }
+  k.read_valid = false;
+  protocol::send_body(h.sender, MsgType::kLockRevokeAck, b, protocol::tick());
+}
+
+void on_revoke_ack(const Header &h, Bytes payload) {
+  LockOnly b = protocol::read_body<LockOnly>(h, payload);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  protocol::observe(h.clock);
+  Lock &k = get(b.lock);
+  Frozen f(k);
+  auto it = std::find(k.readers.begin(), k.readers.end(), h.sender);
+  if (it == k.readers.end() || k.acks_pending == 0) malformed(h, "an answer to no revoke");
+  k.readers.erase(it);
+  if (--k.acks_pending == 0) serve(k);
+}
+
+// Deferring to remote requesters. A rank that re-acquires its cached lock in a loop (a
+// spin on a condition the lock guards) sends nothing and waits for nothing, so it never
+// reads the completion queue: a request for the lock waits there until this rank's
+// service thread gets a core, which the spinner and the requester (polling for its
+// grant) are using: a hand-over then took many round trips (docs/PERFORMANCE.md, "Figures behind the code").
+// So a cached acquire first looks at the transport itself when a message may have come,
+// running the handlers of what has: a request is served (or queued) before this rank
+// takes the lock again, which is then no longer local. A look costs a poll of the
+// completion queue, a cached acquire a few nanoseconds. Where peers count what they post
+// to this rank (transport::mail: shm's doorbell page), a cached acquire looks exactly
+// when that count has moved, which costs one load otherwise. Elsewhere (tcp) it looks
+// now and then, backing off while it finds nothing: after kFirstLook cached acquires,
+// then twice as many, up to kMaxLook, starting over at each acquire that sends a request.
+bool time_to_look(Lock &k) {
+  if (protocol::nprocs() == 1) return false;
+  if (transport::has_mail_count()) return transport::mail();
+  if (++k.cached_run < k.look_after) return false;
+  k.cached_run = 0;
+  k.look_after = std::min(2 * k.look_after, kMaxLook);
+  return true;
+}
+
+// One poll of the transport on this (application) thread, handlers included.
+void look() {
+  bool polled = false;
+  transport::progress_until([&polled] { return std::exchange(polled, true); });
+}
+
+}  // namespace
+
+int manager_of(uintptr_t addr) {
+  // Locks are 16 bytes: neighbours in an array of locks go to different managers.
+  return static_cast<int>((addr >> 4) % static_cast<uintptr_t>(protocol::nprocs()));
+}
+
+void init() {
+  transport::on(MsgType::kLockRequest, on_request);
+  transport::on(MsgType::kLockForward, on_forward);
+  transport::on(MsgType::kLockGrant, on_grant, updates::place);
+  transport::on(MsgType::kGrantData, on_grant_data, updates::place);
+  transport::on(MsgType::kLockBindings, on_bindings);
+  transport::on(MsgType::kLockRevoke, on_revoke);
+  transport::on(MsgType::kLockRevokeAck, on_revoke_ack);
+}
+
+void acquire(mw_lock_t *l, mw_mode_t mode) {
+  if (mode != MW_EXCLUSIVE && mode != MW_NONEXCLUSIVE)
+    fatal("mw_acquire", "lock %p: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", static_cast<void *>(l),
+          static_cast<int>(mode));
+  Lock *k = record_of("mw_acquire", l);
+  // The cached path: not held, and takeable here in this mode (see "The cached path").
+  uint32_t w = k->word.load(std::memory_order_relaxed);
+  bool look_first = false;
+  if ((w & (kHoldMask | cached_bit(mode))) == cached_bit(mode)) {
+    if (time_to_look(*k))
+      look_first = true;
+    else if (k->word.compare_exchange_strong(w, w | hold_bits(mode), std::memory_order_acquire)) {
+      k->ever_held.store(true, std::memory_order_relaxed);
+      stats::lock_acquire(false);
+      return;
+    }
+  }
+  if (look_first) look();  // a remote requester may be waiting (see time_to_look)
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Frozen f(*k);
+    if (k->held() != kNone)
+      fatal("mw_acquire",
+            "lock %p is already held by this rank (%s): release it before acquiring it again",
+            static_cast<void *>(l), mode_name(k->held()));
+    if (k->local(mode)) {
+      k->set_held(mode);
+      k->ever_held.store(true, std::memory_order_relaxed);
+      stats::lock_acquire(false);
+      return;
+    }
+  }
+  stats::ScopedWait wait(stats::Wait::Acquire);
+  k->granted.store(false, std::memory_order_relaxed);
+  transport::as_handler([&] {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Frozen f(*k);
+    k->cached_run = 0;
+    k->look_after = kFirstLook;
+    k->waiting = true;
+    k->wanted = mode;
+    Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0};
+    // The owner serves itself within its tenure when nobody waits: an exclusive request
+    // then only waits for the readers' revokes (and opens no tenure). Otherwise it asks
+    // the manager like any rank, for a later tenure; the one it owns ends with the
+    // exclusive request at its queue's head, and nothing is served after that.
+    if (k->owner && k->queue.empty()) {
+      r.tenure = k->tenure;
+      arrive(*k, r);
+    } else {
+      route(*k, r);
+    }
+  });
+  if (!k->granted.load(std::memory_order_acquire))
+    transport::progress_until([k] { return k->granted.load(std::memory_order_acquire); });
+  stats::lock_acquire(true);
+}
+
+void release(mw_lock_t *l) {
+  Lock *k = record_of("mw_release", l);
+  // The cached path: a hold whose mode is still takeable here leaves nothing to do.
+  uint32_t w = k->word.load(std::memory_order_relaxed);
+  const int hold = hold_of(w);
+  if (hold != kNone && (w & cached_bit(hold)) &&
+      k->word.compare_exchange_strong(w, w & ~kHoldMask, std::memory_order_release))
+    return;
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Frozen f(*k);
+    if (k->held() == kNone) fatal("mw_release", "lock %p is not held by this rank", static_cast<void *>(l));
+    if (k->queue.empty() && k->revoker == kNone) {
+      k->set_held(kNone);
+      return;
+    }
+  }
+  transport::as_handler([&] {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Frozen f(*k);
+    k->set_held(kNone);
+    if (k->revoker != kNone) {
+      LockOnly b{k->addr};
+      protocol::send_body(k->revoker, MsgType::kLockRevokeAck, b, protocol::tick());
+      k->revoker = kNone;
+      k->read_valid = false;
+    }
+    serve(*k);
+  });
+}
+
+namespace {
+Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
+  protocol::check_object(call, "lock", l, sizeof *l);
+  protocol::check_range(call, "lock", l, addr, len);
+  Lock *k = record_of(call, l);
+  if (k->held() != MW_EXCLUSIVE && k->ever_held.load(std::memory_order_relaxed))
+    fatal(call,
+          "lock %p is not held exclusively by this rank: change a lock's bindings while "
+          "holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before "
+          "any acquires it)",
+          static_cast<void *>(l));
+  return k;
+}
+}  // namespace
+
+void bind(mw_lock_t *l, const void *addr, size_t len) {
+  Lock *k = check_binder("mw_bind", l, addr, len);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
+  if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+}
+
+void unbind(mw_lock_t *l, const void *addr, size_t len) {
+  Lock *k = check_binder("mw_unbind", l, addr, len);
+  std::lock_guard<std::mutex> g(protocol::mu());
+  k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
+  if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+}
+
+Bindings discard(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Bindings kept, dropped;
+  for (auto &[addr, k] : g_locks) {
+    Frozen f(*k);
+    const bool ours = k->owner || k->held() != kNone;
+    for (const Range &r : k->bindings.ranges()) {
+      if (r.end() <= a || r.addr >= b) continue;
+      if (k->held() != kNone)
+        fatal("mw_discard",
+              "[0x%lx, 0x%lx) holds data bound to lock 0x%lx, which this rank holds: release "
+              "the lock before discarding its data",
+              static_cast<unsigned long>(a), static_cast<unsigned long>(b),
+              static_cast<unsigned long>(addr));
+      (ours ? kept : dropped).add(std::max(r.addr, a), std::min(r.end(), b) - std::max(r.addr, a));
+    }
+    if (!ours) {
+      k->t_seen = 0;
+      k->read_valid = false;
+    }
+  }
+  for (const Range &r : kept.ranges()) dropped.remove(r.addr, r.len);
+  return dropped;
+}
+
+}  // namespace mw::locks

@@ -1,0 +1,74 @@
+// Locks: entry consistency's synchronization objects (Midway, sections 2.2, 4.2, 4.3).
+//
+// Finding the lock. Each lock has a manager, chosen by its address. A request goes to the
+// manager, which forwards it to the lock's probable owner: the rank whose exclusive
+// request it forwarded last (at first the manager itself, where the lock starts). A rank
+// that receives requests before it owns the lock keeps them for when it does, so the
+// exclusive requesters form a distributed queue (Forin et al.), and ownership passes down
+// it with each exclusive grant. The manager numbers the exclusive requests (each opens a
+// tenure of the lock) and stamps every request with the tenure that serves it, so that a
+// rank that owns the lock and has asked for it again never mixes the requests of the two
+// tenures; no request travels with the lock (locks.cpp, "Tenures").
+//
+// Modes. The owner grants non-exclusive copies and keeps the lock; the holders of copies
+// are its readers. A reader re-acquires its copy non-exclusively with no message until
+// an exclusive request revokes it (LOCK_REVOKE; the reader answers at once, or at its
+// release). An exclusive grant moves ownership. The owner re-acquires with no message.
+//
+// Data. Each rank remembers when it last saw the lock (the grant's Lamport time) and
+// sends it with its request; the owner stamps the dirty lines of the bound data with
+// its clock (timestamps.hpp) and ships the lines stamped later, in the grant itself.
+// Bindings travel with the lock: the grant carries them when the acquirer's differ.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "core/bindings.hpp"
+#include "midway.h"
+
+namespace mw::locks {
+
+void init();  // registers the message handlers (before transport::connect)
+
+void acquire(mw_lock_t *l, mw_mode_t mode);
+void release(mw_lock_t *l);
+void bind(mw_lock_t *l, const void *addr, size_t len);
+void unbind(mw_lock_t *l, const void *addr, size_t len);
+
+// mw_discard (Midway 4.3: "a processor may discard a shared data item as long as that
+// processor does not presently own the synchronization object guarding the item"):
+// forgets when this rank last saw each lock it neither owns nor holds, so that its next
+// acquire of one is served as if it had not held it for a very long time, and returns
+// the bytes of [a, b) bound to such locks and to no lock it owns or holds (those it may
+// drop). All such locks, not only those bound to [a, b) here: a binding changed by
+// another rank's exclusive holder may have moved bytes of [a, b) to a lock whose
+// bindings this rank has not seen yet. Stops if [a, b) holds data bound to a lock this
+// rank holds.
+Bindings discard(uintptr_t a, uintptr_t b);
+
+// The rank that manages the lock at `addr`.
+int manager_of(uintptr_t addr);
+
+// The lock protocol's messages, one struct each (read with protocol::read_body; the
+// tenure fields are explained in locks.cpp, "Tenures").
+namespace wire {
+struct Request {  // LOCK_REQUEST, LOCK_FORWARD
+  uint64_t lock;
+  int32_t rank;  // the acquirer
+  uint32_t mode;
+  uint64_t t_seen;     // when the acquirer last saw the lock (0: never)
+  uint64_t bind_version;  // the acquirer's bindings, to tell whether the grant must carry them
+  uint64_t tenure;  // set by the manager: the tenure that serves the request
+  uint64_t opens;   // set by the manager: the tenure an exclusive request opens (else 0)
+};
+struct GrantExtra {  // LOCK_GRANT: after its runs (ec/updates.hpp)
+  uint32_t mode;
+  uint32_t reserved;
+  uint64_t tenure;  // exclusive: the tenure the acquirer now owns
+};
+struct LockOnly {  // LOCK_REVOKE, LOCK_REVOKE_ACK
+  uint64_t lock;
+};
+}  // namespace wire
+
+}  // namespace mw::locks

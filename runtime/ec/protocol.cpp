@@ -1,0 +1,92 @@
+#include "ec/protocol.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "core/settings.hpp"
+#include "memory/heap.hpp"
+#include "memory/window.hpp"
+
+namespace mw::protocol {
+namespace {
+std::mutex g_mu;
+int g_rank = 0, g_nprocs = 1;
+uint64_t g_clock = 0;  // under g_mu
+Model g_model = Model::kEntry;
+unsigned g_pc_interval_us = 1000;
+PageHooks g_hooks;
+
+Model read_model() {
+  const std::string v = settings::text(settings::Id::MW_MODEL);
+  return v == "rc" ? Model::kRelease : v == "pc" ? Model::kProcessor : Model::kEntry;
+}
+}  // namespace
+
+std::mutex &mu() { return g_mu; }
+
+void start(int rank, int nprocs) {
+  g_rank = rank;
+  g_nprocs = nprocs;
+  g_model = read_model();
+  g_pc_interval_us = static_cast<unsigned>(settings::number(settings::Id::MW_PC_INTERVAL_US));
+}
+Model model() { return g_model; }
+const char *model_name(Model m) {
+  switch (m) {
+    case Model::kEntry: return "ec";
+    case Model::kRelease: return "rc";
+    case Model::kProcessor: return "pc";
+  }
+  return "?";
+}
+unsigned pc_interval_us() { return g_pc_interval_us; }
+int rank() { return g_rank; }
+int nprocs() { return g_nprocs; }
+
+uint64_t tick() { return ++g_clock; }
+void observe(uint64_t remote_clock) {
+  if (remote_clock > g_clock) g_clock = remote_clock;
+}
+
+void check_object(const char *call, const char *what, const void *object, size_t size) {
+  if (!object) fatal(call, "the %s is NULL", what);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(object);
+  if (!window::is_shared(object, size) || (a >= window::layout().heap_begin && heap::owner_of(a) < 0))
+    fatal(call,
+          "%s %p is not in shared memory: a %s must be MW_SHARED or allocated with mw_malloc, "
+          "so that it is the same object on every rank",
+          what, object, what);
+}
+
+void set_page_hooks(const PageHooks &hooks) { g_hooks = hooks; }
+
+void landing(uintptr_t p, size_t len) {
+  if (g_hooks.landing) g_hooks.landing(p, len);
+}
+
+bool bind_range(const void *p, size_t len) {
+  if (!g_hooks.bound) return window::make_accessible(p, len);
+  if (!window::is_shared(p, len)) return false;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  window::commit_marks(a, a + len);
+  g_hooks.bound(p, len);  // bound data is entry consistent, not a copyset's
+  return true;
+}
+
+void check_range(const char *call, const char *what, const void *object, const void *addr,
+                 size_t len) {
+  if (len == 0) fatal(call, "binding an empty range at %p to %s %p", addr, what, object);
+  if (!addr) fatal(call, "binding a NULL range to %s %p", what, object);
+  if (!bind_range(addr, len))
+    fatal(call,
+          "[%p, %p) is not in shared memory, so it cannot be bound to %s %p: bind MW_SHARED "
+          "data or memory from mw_malloc",
+          addr, static_cast<const char *>(addr) + len, what, object);
+}
+
+void malformed(const transport::Header &h, const char *why) {
+  fatal("transport", "malformed %s message from rank %d: %s", transport::type_name(h.type).c_str(),
+        h.sender, why);
+}
+
+}  // namespace mw::protocol

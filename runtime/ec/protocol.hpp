@@ -1,0 +1,105 @@
+// What the consistency protocols share (ec/locks.cpp, ec/barriers.cpp, and rc/ above):
+// the one mutex over their state, this rank's Lamport clock, the consistency model, how a
+// synchronization object is checked and named in errors, and the one reader and writer
+// of a message whose body is a single struct.
+//
+// Threads. Protocol state is changed by message handlers (on the service thread, or on
+// an application thread inside transport::progress_until) and by the application's
+// calls. Every change holds `mu()`. A step that must also send (a lock request, a
+// barrier arrival) runs inside transport::as_handler, so that its messages stay in
+// order with the handlers' and a send never waits for a thread that waits for `mu()`:
+// the order is always progress role, then mu(). Fast paths that send nothing (a cached
+// re-acquire) take mu() alone.
+#pragma once
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <span>
+#include <type_traits>
+
+#include "transport/message.hpp"
+#include "transport/transport.hpp"
+
+namespace mw::protocol {
+
+std::mutex &mu();
+
+// Set by mw_init.
+void start(int rank, int nprocs);
+int rank();
+int nprocs();
+
+// The consistency dial (mwrun --model, MW_MODEL: core/settings.def), read by start(). Under kEntry (the
+// default) data bound to a lock or barrier is entry consistent and the rest release
+// consistent, or processor consistent where mw_processor_consistent says so. Under
+// kRelease and kProcessor every shared datum is managed under that model: bindings are
+// kept but ship nothing, and locks and barriers only order.
+enum class Model : uint8_t { kEntry, kRelease, kProcessor };
+Model model();
+const char *model_name(Model m);
+// The flush interval of processor-consistent data under --model=pc: MW_PC_INTERVAL_US
+// microseconds (core/settings.def).
+unsigned pc_interval_us();
+
+// Lamport's clock (Midway 4.3): ticked for each timestamp and message that carries
+// one, and raised to the clock of each message received.
+uint64_t tick();
+void observe(uint64_t remote_clock);
+
+// Stops with "call: <what> <addr> is not in shared memory ..." unless the object lies
+// in static shared data or in the heap. It only checks: the runtime never touches a
+// lock's or a barrier's own bytes (their page may hold release-consistent data this rank
+// has no copy of). `what` is "lock" or "barrier".
+void check_object(const char *call, const char *what, const void *object, size_t size);
+
+// The pages of data bound to nothing are the page layer's (rc/copysets), above this one;
+// what it must hear of entry-consistent data it hears through these, which it sets when
+// it takes the pages over (copysets::init, in a job of more than one rank). Unset (a
+// one-rank job), the pages are nobody's and bound data is simply made accessible.
+struct PageHooks {
+  // [p, p+len) is bound to a lock or a barrier on this rank (mw_bind, LOCK_BINDINGS).
+  void (*bound)(const void *p, size_t len) = nullptr;
+  // An update's data is about to land on [p, p+len) (a placer): its pages must be there.
+  void (*landing)(uintptr_t p, size_t len) = nullptr;
+};
+void set_page_hooks(const PageHooks &hooks);
+// Calls the hook if there is one.
+void landing(uintptr_t p, size_t len);
+
+// Readies [p, p+len) to be bound to a lock or barrier on this rank; false if it is not
+// shared memory. Its dirty marks become accessible here (an owner stamps them at every
+// grant, whether or not it ever touched the data), and the page layer hears of it. In a
+// one-rank job its heap pages are committed too; otherwise the pages stay the page
+// layer's: wholly bound pages are made accessible there, and the rest still fault to
+// their home at first touch.
+bool bind_range(const void *p, size_t len);
+// Stops unless [addr, addr+len) can be readied; names the object it was to be bound to.
+void check_range(const char *call, const char *what, const void *object, const void *addr,
+                 size_t len);
+
+// A peer's message that breaks the protocol (a grant nobody asked for, data outside the
+// window): stops this rank naming the message and its sender. It cannot be worked around.
+[[noreturn]] void malformed(const transport::Header &h, const char *why);
+
+// The one writer and the one reader of a message whose payload is a single struct (a
+// lock request, a copyset join): sent as the head (bookkeeping, not data, in the
+// statistics), read back only if it is exactly that long.
+template <class T>
+void send_body(int dest, transport::MsgType type, const T &body, uint64_t clock = 0) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  iovec head{const_cast<T *>(&body), sizeof body};
+  transport::send(dest, type, std::span<const iovec>(&head, 1), {}, clock);
+}
+template <class T>
+T read_body(const transport::Header &h, std::span<const std::byte> payload) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (payload.size() != sizeof(T)) malformed(h, "wrong length");
+  T t;
+  std::memcpy(&t, payload.data(), sizeof t);
+  return t;
+}
+
+}  // namespace mw::protocol

@@ -1,0 +1,112 @@
+#include "memory/dirty.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "memory/window.hpp"
+
+namespace mw::dirty {
+namespace {
+
+// The bits of the shadow byte holding `a` that belong to [a, b): from bit a&7 up to,
+// but excluding, bit b - (a & ~7) when b lies in the same byte.
+unsigned char bits_between(uintptr_t a, uintptr_t b) {
+  unsigned lo = a & 7;
+  unsigned hi = std::min<uintptr_t>(b - (a & ~uintptr_t{7}), 8);
+  return static_cast<unsigned char>((0xFFu << lo) & (0xFFu >> (8 - hi)));
+}
+
+// Applies `edge(byte, bits)` to the partial shadow bytes at the ends of [a, b) and
+// fills the whole bytes between with `fill`.
+template <class Edge>
+void for_range(uintptr_t a, uintptr_t b, Edge edge, unsigned char fill) {
+  if (a >= b) return;
+  if (a & 7) {
+    edge(shadow_byte(a), bits_between(a, b));
+    a = std::min(b, (a | 7) + 1);
+  }
+  uintptr_t whole_end = b & ~uintptr_t{7};
+  if (a < whole_end) {
+    std::memset(shadow_byte(a), fill, (whole_end - a) / 8);
+    a = whole_end;
+  }
+  if (a < b) edge(shadow_byte(a), bits_between(a, b));
+}
+
+void check_shared(const char *call, const void *addr, size_t len) {
+  if (!window::accessible(addr, len))
+    fatal(call,
+          "range [%p, +%zu) is not shared memory (static MW_SHARED data or a live mw_malloc "
+          "block inside the window [0x%lx, 0x%lx))",
+          addr, len, static_cast<unsigned long>(window::kBase),
+          static_cast<unsigned long>(window::kEnd));
+}
+
+}  // namespace
+
+// Called by compiled code, on the application thread: a plain read-modify-write of a
+// partial shadow byte, as the inline marks do (see midway.h).
+void mark(const void *addr, size_t len) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  uintptr_t b = a + len < a ? UINTPTR_MAX : a + len;  // a range may not wrap around
+  a = std::max(a, window::kBase);
+  b = std::min(b, window::kEnd);
+  for_range(a, b, [](unsigned char *s, unsigned char bits) { *s |= bits; }, 0xFF);
+}
+
+size_t count(const void *addr, size_t len) {
+  check_shared("mw_dirty_count", addr, len);
+  size_t n = 0;
+  for_each_run(reinterpret_cast<uintptr_t>(addr), len, [&n](uintptr_t, size_t l) { n += l; });
+  return n;
+}
+
+// May run on the service thread while the application stores to neighbouring bytes:
+// partial bytes are cleared with an atomic AND, so no mark of the application's is lost.
+void clear(const void *addr, size_t len) {
+  check_shared("mw_dirty_clear", addr, len);
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  for_range(a, a + len,
+            [](unsigned char *s, unsigned char bits) {
+              __atomic_fetch_and(s, static_cast<unsigned char>(~bits), __ATOMIC_RELAXED);
+            },
+            0);
+}
+
+void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out) {
+  auto k = std::lower_bound(keep.begin(), keep.end(), addr,
+                            [](const Range &r, uintptr_t a) { return r.end() <= a; });
+  bool open = false;
+  for (uintptr_t g = addr; g < addr + len; g += 64) {
+    // The bits of this group that belong to kept ranges.
+    uint64_t kept = 0;
+    while (k != keep.end() && k->end() <= g) ++k;
+    for (auto j = k; j != keep.end() && j->addr < g + 64; ++j) {
+      uintptr_t lo = std::max(j->addr, g) - g, hi = std::min(j->end(), g + 64) - g;
+      kept |= (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1) << lo);
+    }
+    auto *word = reinterpret_cast<uint64_t *>(shadow_byte(g));
+    uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED) & ~kept;
+    if (w != 0) w = __atomic_fetch_and(word, kept, __ATOMIC_ACQ_REL) & ~kept;
+    // Runs of set bits, continuing the run open at the end of the previous group.
+    unsigned b = 0;
+    while (b < 64) {
+      uint64_t rest = w >> b;
+      if (!open) {
+        if (rest == 0) break;
+        b += static_cast<unsigned>(__builtin_ctzll(rest));
+        out.push_back({g + b, 0});
+        open = true;
+        continue;
+      }
+      uint64_t ones = ~rest;  // the run goes on while bits are set
+      unsigned n = ones == 0 ? 64 - b : static_cast<unsigned>(__builtin_ctzll(ones));
+      if (b + n > 64) n = 64 - b;
+      out.back().len += n;
+      b += n;
+      if (b < 64) open = false;
+    }
+  }
+}
+
+}  // namespace mw::dirty

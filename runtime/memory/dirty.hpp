@@ -1,0 +1,83 @@
+// The dirty map: one bit per byte of the shared window (midway.h). Compiled code sets a
+// byte's bit after storing to it; the runtime reads the bits to find what a rank has
+// written since it last stamped a line, and clears them when it has stamped them (or
+// when it has applied an update received from another rank).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <vector>
+
+#include "core/bindings.hpp"
+#include "midway.h"
+
+namespace mw::dirty {
+
+// The shadow byte holding the bit of data byte p; the bit is p & 7.
+inline unsigned char *shadow_byte(uintptr_t p) {
+  return mw_shadow(reinterpret_cast<const void *>(p));
+}
+
+// Marks [addr, addr+len) ∩ window: what compiled code calls for ranges whose length it
+// only knows at run time. Addresses outside the window are private and ignored.
+void mark(const void *addr, size_t len);
+
+// Counts and clears marks in [addr, addr+len), which must be shared memory.
+size_t count(const void *addr, size_t len);
+void clear(const void *addr, size_t len);
+
+// Takes the marks of [addr, addr+len) (64-byte aligned, shared memory): clears them, and
+// appends the maximal runs of bytes that were marked to `out`, in address order. Marks of
+// bytes inside `keep` (sorted, disjoint) are neither taken nor cleared. Each 64-byte
+// group is read and cleared with one atomic exchange, so a mark the application sets
+// meanwhile (on another thread) is either taken with its data or left for next time.
+void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out);
+
+// The first address in [p, end) whose mark is `dirty`, or end. Looks at a whole shadow
+// cache line (the marks of 512 data bytes) at a time while it finds nothing, then one
+// 8-byte word (64 data bytes) at a time: every grant of a lock bound to a large range scans
+// it, mostly clean (docs/PERFORMANCE.md, "Figures behind the code").
+inline uintptr_t next(uintptr_t p, uintptr_t end, bool dirty) {
+  constexpr uintptr_t kBlock = 512;  // data bytes whose marks fill one 64-byte shadow line
+  const uint64_t flip = dirty ? 0 : ~uint64_t{0};
+  while (p < end) {
+    if ((p & (kBlock - 1)) == 0) {
+      while (end - p >= kBlock) {
+        uint64_t s[kBlock / 64];
+        std::memcpy(s, shadow_byte(p), sizeof s);
+        uint64_t any = 0;
+        for (uint64_t w : s) any |= w ^ flip;  // vectorized: a few instructions per line
+        if (any != 0) break;
+        p += kBlock;
+      }
+      if (p >= end) return end;
+    }
+    uintptr_t group = p & ~uintptr_t{63};  // 64 data bytes: one aligned shadow word
+    uint64_t w;
+    std::memcpy(&w, shadow_byte(group), sizeof w);  // bit k: byte group + k
+    w ^= flip;
+    w &= ~uint64_t{0} << (p - group);
+    if (w != 0) {
+      uintptr_t hit = group + static_cast<uintptr_t>(__builtin_ctzll(w));
+      return hit < end ? hit : end;
+    }
+    p = group + 64;
+  }
+  return end;
+}
+
+// Calls f(begin, length) for each maximal run of dirty bytes in [addr, addr+len), in
+// address order.
+template <class F>
+void for_each_run(uintptr_t addr, size_t len, F &&f) {
+  const uintptr_t end = addr + len;
+  for (uintptr_t p = next(addr, end, true); p < end; p = next(p, end, true)) {
+    uintptr_t q = next(p, end, false);
+    f(p, static_cast<size_t>(q - p));
+    p = q;
+  }
+}
+
+}  // namespace mw::dirty

@@ -1,0 +1,496 @@
+#include "rc/copysets.hpp"
+#include "rc/page_state.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <span>
+
+#include "memory/dirty.hpp"
+#include "core/error.hpp"
+#include "memory/heap.hpp"
+#include "ec/protocol.hpp"
+#include "core/stats.hpp"
+#include "transport/transport.hpp"
+#include "memory/window.hpp"
+
+
+namespace mw::copysets {
+namespace {
+
+// ---- At the home ----
+
+// Sends the page, or only the news that nobody has written it yet: then the requester's
+// own initial image (the executable's data, or a fresh zero page) is the page, and the
+// fetch moves no data (a master filling its matrices, a worker's first touch of its rows
+// of the result).
+void serve(uintptr_t page, Info &in, int r, bool pristine) {
+  if (in.was_alone && !(state(page) & kEntry)) {
+    std::vector<Range> taken;
+    dirty::take(page, g_page, g_bound.ranges(), taken);
+    if (!taken.empty()) in.written = true;
+  } else if (dirty::next(page, page + g_page, true) != page + g_page) {
+    in.written = true;
+  }
+  if (!in.written && pristine) {
+    PageData d{page, in.members, kUnwritten, 0};
+    return protocol::send_body(r, MsgType::kPageData, d);
+  }
+  // The page's bytes and nothing else, the copyset in the header's clock field (which
+  // this protocol has no other use for; the page is the one the requester waits for):
+  // with a head the payload would not fit shm's inject size, and the message would go by
+  // CMA, about twice as slow as the two injects of a page alone (docs/PERFORMANCE.md, "Figures behind the code").
+  iovec b{reinterpret_cast<void *>(page), g_page};
+  transport::send(r, MsgType::kPageData, {}, std::span<const iovec>(&b, 1), in.members);
+}
+
+void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
+  uint64_t others = in.members & ~bit(g_me) & ~bit(r);
+  in.was_alone = (in.members & ~bit(g_me)) == 0;
+  in.members |= bit(r);
+  refresh(page);
+  if (others == 0) return serve(page, in, r, pristine);
+  in.joining = r;
+  in.joining_pristine = pristine;
+  in.acks_left = __builtin_popcountll(others);
+  MemberMsg m{page, r, 0};
+  for (int q = 0; q < g_np; ++q)
+    if (others & bit(q)) protocol::send_body(q, MsgType::kCopysetJoin, m);
+}
+
+void on_page_request(const Header &h, Bytes payload) {
+  const PageRequest req = protocol::read_body<PageRequest>(h, payload);
+  uintptr_t page = checked_page(h, req.page);
+  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
+  std::lock_guard<std::mutex> g(g_mu);
+  const uint8_t s = state(page);
+  if (!(s & kPresent)) {  // heap this rank never allocated
+    PageData d{page, 0, kNotShared, 0};
+    return protocol::send_body(h.sender, MsgType::kPageData, d);
+  }
+  // Spelled out, so that state() stops asking the window (a lock and a lookup) for it.
+  if (g_state[index_of(page)].load(std::memory_order_relaxed) == 0) set_state(page, s);
+  Info &in = info(page);
+  if (in.joining >= 0) {
+    in.waiting.emplace_back(h.sender, req.pristine != 0);
+    return;
+  }
+  begin_join(page, in, h.sender, req.pristine != 0);
+}
+
+void on_ack(const Header &h, Bytes payload) {
+  uintptr_t page = checked_page(h, protocol::read_body<PageMsg>(h, payload).page);
+  std::lock_guard<std::mutex> g(g_mu);
+  Info &in = info(page);
+  if (in.joining < 0 || in.acks_left <= 0) protocol::malformed(h, "no join of that page is under way");
+  if (--in.acks_left > 0) return;
+  int r = in.joining;
+  in.joining = -1;
+  serve(page, in, r, in.joining_pristine);
+  while (in.joining < 0 && !in.waiting.empty()) {
+    auto [next, pristine] = in.waiting.front();
+    in.waiting.erase(in.waiting.begin());
+    begin_join(page, in, next, pristine);
+  }
+}
+
+void on_leave(const Header &h, Bytes payload) {
+  uintptr_t page = checked_page(h, protocol::read_body<PageMsg>(h, payload).page);
+  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
+  std::lock_guard<std::mutex> g(g_mu);
+  Info &in = info(page);
+  in.members &= ~bit(h.sender);
+  refresh(page);
+  MemberMsg m{page, h.sender, 0};
+  const uint64_t others = in.members & ~bit(g_me);
+  for (int q = 0; q < g_np; ++q)
+    if (others & bit(q)) protocol::send_body(q, MsgType::kCopysetLeft, m);
+  // After every update this rank sent the leaver (a sender's messages arrive in order);
+  // the members named answer the same way (on_left).
+  LeftAck a{page, others};
+  protocol::send_body(h.sender, MsgType::kCopysetLeftAck, a);
+}
+
+// ---- At the members ----
+
+void on_join(const Header &h, Bytes payload) {
+  MemberMsg m = protocol::read_body<MemberMsg>(h, payload);
+  uintptr_t page = checked_page(h, m.page);
+  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
+  std::lock_guard<std::mutex> g(g_mu);
+  if (state(page) & kMember) {  // a rank that has just left answers all the same
+    info(page).members |= bit(m.rank);
+    refresh(page);
+  }
+  PageMsg ack{page};
+  protocol::send_body(h.sender, MsgType::kCopysetAck, ack);
+}
+
+void on_left(const Header &h, Bytes payload) {
+  MemberMsg m = protocol::read_body<MemberMsg>(h, payload);
+  uintptr_t page = checked_page(h, m.page);
+  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
+  if (m.rank == g_me) protocol::malformed(h, "this rank's own leave");
+  std::lock_guard<std::mutex> g(g_mu);
+  info(page).members &= ~bit(m.rank);
+  refresh(page);
+  // Behind every update this rank sent the leaver before it heard (see leave()).
+  LeftAck a{page, 0};
+  protocol::send_body(m.rank, MsgType::kCopysetLeftAck, a);
+}
+
+// ---- At the rank that left ----
+
+void on_left_ack(const Header &h, Bytes payload) {
+  const LeftAck a = protocol::read_body<LeftAck>(h, payload);
+  uintptr_t page = checked_page(h, a.page);
+  std::lock_guard<std::mutex> g(g_mu);
+  auto it = g_leaving.find(page);
+  if (it == g_leaving.end()) protocol::malformed(h, "no leave of that page is under way");
+  Leaving &l = it->second;
+  if (h.sender == home_of(page)) {
+    const uint64_t ranks = g_np == 64 ? ~uint64_t{0} : bit(g_np) - 1;
+    if (l.home_answered || (a.others & (bit(g_me) | bit(h.sender) | ~ranks)))
+      protocol::malformed(h, "a second answer, or members that are not other ranks of the job");
+    l.home_answered = true;
+    l.others = a.others;
+  } else {
+    if (a.others != 0 || (l.answered & bit(h.sender))) protocol::malformed(h, "a second answer from a member");
+    l.answered |= bit(h.sender);
+  }
+  if (!l.home_answered) return;
+  if (l.answered & ~l.others) protocol::malformed(h, "an answer from a rank that is not a member");
+  if (l.answered != l.others) return;
+  g_leaving.erase(it);
+  g_leaving_count.fetch_sub(1, std::memory_order_release);
+}
+
+}  // namespace
+
+
+size_t page_size() { return g_page; }
+bool enabled() { return g_enabled; }
+
+int home_of(uintptr_t page) {
+  if (page < window::kBase) return -1;
+  if (is_static(page)) return static_cast<int>(index_of(page) % static_cast<size_t>(g_np));
+  return heap::owner_of(page);
+}
+
+
+void init() {
+  g_np = protocol::nprocs();
+  g_page = window::page_size();
+  if (g_np > 64)
+    fatal("mw_init", "release and processor consistency support up to 64 ranks, not %d", g_np);
+  const size_t npages = (window::kEnd - window::kBase) / g_page;
+  void *t = mmap(nullptr, npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t == MAP_FAILED) fatal_errno("mw_init", "cannot map the copyset table (%zu bytes)", npages);
+  g_state = static_cast<std::atomic<uint8_t> *>(t);
+  // Static data: the pages homed elsewhere wait for their first touch.
+  const uintptr_t end = window::layout().static_end;
+  for (uintptr_t p = window::kBase; p < end; p += g_page)
+    if (home_of(p) != g_me) make_none(p);
+  // Processor consistency applies updates through it from the service thread; opened
+  // now, as the application thread, before anything may fail to find /proc later.
+  g_mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+  if (g_mem < 0)
+    warn("mw_init", "cannot open /proc/self/mem (%s): updates of processor-consistent data keep "
+         "per-location order only", std::strerror(errno));
+  g_deferred.resize(static_cast<size_t>(g_np));
+  t_app = true;
+  g_enabled = true;
+  transport::on(MsgType::kPageRequest, on_page_request);
+  transport::on(MsgType::kPageData, on_page_data);
+  transport::on(MsgType::kCopysetJoin, on_join);
+  transport::on(MsgType::kCopysetAck, on_ack);
+  transport::on(MsgType::kCopysetLeave, on_leave);
+  transport::on(MsgType::kCopysetLeft, on_left);
+  transport::on(MsgType::kCopysetLeftAck, on_left_ack);
+  protocol::PageHooks hooks;
+  hooks.bound = bound;
+  hooks.landing = place_entry;
+  protocol::set_page_hooks(hooks);
+}
+
+
+void bound(const void *p, size_t len) {
+  if (!g_enabled || protocol::model() != protocol::Model::kEntry) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + len;
+  const uintptr_t static_end = window::layout().static_end;
+  std::lock_guard<std::mutex> g(g_mu);
+  g_bound.add(a, len);
+  for (uintptr_t page = page_of(a); page < b; page += g_page) {
+    // Bytes past the end of the static data belong to nobody: they count as bound.
+    const uintptr_t page_end = is_static(page) ? std::min(page + g_page, static_end) : page + g_page;
+    const auto &rs = g_bound.ranges();  // sorted and merged: one range covers the page, or none
+    auto it = std::upper_bound(rs.begin(), rs.end(), page, [](uintptr_t x, const Range &r) { return x < r.addr; });
+    const bool whole = it != rs.begin() && std::prev(it)->end() >= page_end;
+    uint8_t s = state(page);
+    if (whole) {
+      if (!(s & kPresent)) make_rw(page);
+      set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching)) | kPresent | kEntry | kHadCopy));
+    } else {
+      // Bound and unbound bytes share the page: it stays a copyset page (fetched at its
+      // first touch), and its bound bytes stay out of its pending updates.
+      set_state(page, s | kPartlyBound);
+    }
+    refresh(page);
+  }
+}
+
+void place_entry(uintptr_t p, size_t len) {
+  if (!g_enabled) return;
+  for (uintptr_t page = page_of(p); page < p + len; page += g_page) {
+    uint8_t s = state(page);
+    if (s & kPresent) continue;
+    make_rw(page);
+    set_state(page, static_cast<uint8_t>(s | kPresent | kEntry | kHadCopy));
+  }
+}
+
+void leave(const void *p, size_t len) {
+  if (!g_enabled) return;
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  std::unique_lock<std::mutex> g(g_mu);
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
+    uint8_t s = state(page);
+    int home = home_of(page);
+    if (home == g_me || !(s & kMember) || (s & (kEntry | kPartlyBound))) continue;
+    set_state(page, kHadCopy);  // its bytes here are stale now: fetch them in full next time
+    // The copyset is forgotten (a rank that joins again learns it from the home), but not
+    // mw_processor_consistent's interval: the page stays processor consistent here.
+    const unsigned flush_us = info(page).flush_us;
+    g_info.erase(page);
+    if (flush_us) info(page).flush_us = flush_us;
+    refresh(page);
+    make_none(page);
+    g_leaving.try_emplace(page);
+    g_leaving_count.fetch_add(1, std::memory_order_relaxed);
+    PageMsg m{page};
+    protocol::send_body(home, MsgType::kCopysetLeave, m);
+  }
+  g.unlock();
+  // A member that has not yet heard of the leave still sends this rank its updates of
+  // the page. Were one still on its way when this rank fetched the page again, it would
+  // land over the newer page (or be kept and applied over it) and undo what was written
+  // since: messages of different senders keep no order. Every member answers the leave
+  // directly, behind whatever it sent before, so once all have answered nothing old of
+  // the page can still arrive, and the updates that do arrive are dropped meanwhile.
+  if (g_leaving_count.load(std::memory_order_acquire) > 0)
+    transport::progress_until([] { return g_leaving_count.load(std::memory_order_acquire) == 0; });
+}
+
+void drop_entry(const Bindings &drop) {
+  if (!g_enabled) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  for (const Range &r : drop.ranges()) {
+    const uintptr_t first = (r.addr + g_page - 1) & ~(g_page - 1);
+    for (uintptr_t page = first; page + g_page <= r.end(); page += g_page) {
+      const uint8_t s = state(page);
+      if (home_of(page) == g_me || (s & (kPresent | kEntry)) != (kPresent | kEntry)) continue;
+      // The next grant writes what the lock ships over whatever the page holds; until
+      // then it reads as the program's initial image (a private mapping's pages).
+      if (madvise(reinterpret_cast<void *>(page), g_page, MADV_DONTNEED) != 0)
+        fatal_errno("mw_discard", "cannot drop page 0x%lx", static_cast<unsigned long>(page));
+    }
+  }
+}
+
+void processor_consistent(const void *p, size_t len, unsigned us) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  // Every rank makes the call alike, so the rank whose part of the heap a page lies in
+  // can tell whether it allocated it (the window holds more than shared memory).
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) {
+    const int home = home_of(page);
+    if (home < 0 || (home == g_me && !is_static(page) &&
+                     !window::accessible(reinterpret_cast<void *>(page), g_page)))
+      fatal("mw_processor_consistent",
+            "[%p, +%zu) is not in shared memory: page %p is neither MW_SHARED data nor in a "
+            "block from mw_malloc", p, len, reinterpret_cast<void *>(page));
+  }
+  std::lock_guard<std::mutex> g(g_mu);
+  for (uintptr_t page = page_of(a); page < a + len; page += g_page) info(page).flush_us = us;
+  if (g_min_flush_us == 0 || us < g_min_flush_us) g_min_flush_us = us;
+}
+
+void written(uintptr_t page) {
+  if (home_of(page) != g_me) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  info(page).written = true;
+}
+
+size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
+
+std::vector<SharedPage> shared_pages(bool pc_only) {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<SharedPage> out;
+  out.reserve(g_shared.size());
+  for (const auto &[page, in] : g_shared) {
+    unsigned us = flush_us_of(*in);
+    if (pc_only && us == 0) continue;
+    out.push_back({page, in->members, us, (state(page) & kPartlyBound) != 0});
+  }
+  return out;
+}
+
+unsigned shortest_flush_us() {
+  if (protocol::model() == protocol::Model::kProcessor)
+    return g_min_flush_us ? std::min(g_min_flush_us, protocol::pc_interval_us()) : protocol::pc_interval_us();
+  return g_min_flush_us;
+}
+
+void take(const std::vector<uintptr_t> &marked, bool pc_only, bool copy, Snapshot &out) {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<SharedPage> &pages = out.pages;
+  std::vector<uintptr_t> frozen, more;
+  auto add = [&](uintptr_t page, const Info &in, unsigned us) {
+    const bool partly = (state(page) & kPartlyBound) != 0;
+    pages.push_back({page, in.members, us, partly});
+    if (copy && !partly) more.push_back(page);
+  };
+  for (uintptr_t page : marked) {
+    auto it = g_shared.find(page);
+    if (it == g_shared.end()) continue;
+    const unsigned us = flush_us_of(*it->second);
+    if (!pc_only || us != 0) add(page, *it->second, us);
+  }
+  // The application's stores that a frozen page holds must come with every store it
+  // issued before them: those may lie on processor-consistent pages that had no marks
+  // when `marked` was made. They have marks by the time the later store's page is frozen
+  // (a store's mark is set before the next store is issued), so freeze every such page
+  // too, and look again, until a look after the last freeze finds no page with marks
+  // left out. A store to a page after its freeze faults and waits, so none issued after
+  // it is in memory: what the frozen pages hold is a prefix of the application's stores.
+  while (!more.empty()) {
+    freeze(more, PROT_READ);
+    frozen.insert(frozen.end(), more.begin(), more.end());
+    more.clear();
+    for (const auto &[page, in] : g_shared) {
+      const uint8_t st = g_state[index_of(page)].load(std::memory_order_relaxed);
+      if (st & (kFrozen | kPartlyBound)) continue;
+      const unsigned us = flush_us_of(*in);
+      if (us == 0 || dirty::next(page, page + g_page, true) == page + g_page) continue;
+      add(page, *in, us);  // not frozen and not bound in part: not among `pages` yet
+    }
+  }
+  std::sort(pages.begin(), pages.end(), [](const SharedPage &x, const SharedPage &y) { return x.page < y.page; });
+  std::sort(frozen.begin(), frozen.end());
+  const std::vector<Range> none;
+  for (const SharedPage &p : pages) {
+    out.first.push_back(out.runs.size());
+    dirty::take(p.page, g_page, p.partly_bound ? g_bound.ranges() : none, out.runs);
+  }
+  out.first.push_back(out.runs.size());
+  if (!copy) return;
+  size_t total = 0;
+  for (const Range &r : out.runs) total += r.len;
+  out.data.resize(total);
+  std::byte *to = out.data.data();
+  for (const Range &r : out.runs) {
+    std::memcpy(to, reinterpret_cast<const void *>(r.addr), r.len);
+    to += r.len;
+  }
+  if (!frozen.empty()) thaw(frozen);
+}
+
+namespace {
+
+bool processor_consistent_here(uintptr_t page) {
+  // No processor-consistent data here at all (the usual case): no lookup per run.
+  if (g_min_flush_us == 0 && protocol::model() != protocol::Model::kProcessor) return false;
+  auto it = g_info.find(page);
+  if (it != g_info.end()) return flush_us_of(it->second) != 0;
+  return protocol::model() == protocol::Model::kProcessor && protocol::pc_interval_us() != 0;
+}
+
+// A run of one aligned word (1, 2, 4 or 8 bytes) lands in one store: the application
+// sees all of it or none, with no freeze (a flag, a counter).
+template <class T>
+bool store_word(const Piece &p) {
+  if (p.len != sizeof(T) || p.addr % sizeof(T) != 0) return false;
+  T v;
+  std::memcpy(&v, p.data, sizeof v);
+  __atomic_store_n(reinterpret_cast<T *>(p.addr), v, __ATOMIC_RELAXED);
+  return true;
+}
+bool one_store(const Piece &p) {
+  return store_word<uint64_t>(p) || store_word<uint32_t>(p) || store_word<uint16_t>(p) ||
+         store_word<uint8_t>(p);
+}
+
+// Runs on processor-consistent pages, all at once as the application sees them (under
+// g_mu). From a thread other than the application's, their pages are made inaccessible
+// while the bytes are written through /proc/self/mem.
+void land_together(std::vector<Piece> &pc) {
+  if (pc.empty() || (pc.size() == 1 && one_store(pc[0]))) return;
+  if (t_app || g_mem < 0) {
+    for (const Piece &p : pc) std::memcpy(reinterpret_cast<void *>(p.addr), p.data, p.len);
+    return;
+  }
+  std::sort(pc.begin(), pc.end(), [](const Piece &x, const Piece &y) { return x.addr < y.addr; });
+  std::vector<uintptr_t> pages;
+  for (const Piece &p : pc)
+    if (pages.empty() || pages.back() != page_of(p.addr)) pages.push_back(page_of(p.addr));
+  freeze(pages, PROT_NONE);
+  std::vector<std::byte> span;
+  for (size_t i = 0; i < pc.size();) {
+    size_t j = i + 1;
+    while (j < pc.size() && page_of(pc[j].addr) == page_of(pc[i].addr)) ++j;
+    if (j - i <= 2) {  // a system call a run
+      for (size_t k = i; k < j; ++k) mem_io(true, pc[k].addr, const_cast<std::byte *>(pc[k].data), pc[k].len);
+    } else {  // more: the page's bytes from the first run to the last, read, overlaid, written
+      const uintptr_t from = pc[i].addr, to = pc[j - 1].addr + pc[j - 1].len;
+      span.resize(to - from);
+      mem_io(false, from, span.data(), span.size());
+      for (size_t k = i; k < j; ++k) std::memcpy(span.data() + (pc[k].addr - from), pc[k].data, pc[k].len);
+      mem_io(true, from, span.data(), span.size());
+    }
+    i = j;
+  }
+  thaw(pages);
+}
+
+}  // namespace
+
+void apply_update(int sender, std::span<const Piece> pieces, bool last) {
+  std::lock_guard<std::mutex> g(g_mu);
+  auto &later = g_deferred[static_cast<size_t>(sender)];
+  std::vector<Piece> pc;
+  auto one = [&](const Piece &p) {
+    const uintptr_t page = page_of(p.addr);
+    const uint8_t s = state(page);
+    if (s & kPresent) {
+      if (home_of(page) == g_me) info(page).written = true;
+      if (!(s & kPartlyBound) && processor_consistent_here(page)) {
+        if (last) pc.push_back(p);
+        else later.emplace_back(p.addr, std::vector<std::byte>(p.data, p.data + p.len));
+        return;
+      }
+      std::memcpy(reinterpret_cast<void *>(p.addr), p.data, p.len);
+    } else if (s & kFetching) {
+      g_stashed.emplace_back(p.addr, std::vector<std::byte>(p.data, p.data + p.len));
+    }  // else: this rank left the copyset while the update was in flight
+  };
+  if (last)  // the flush's earlier messages first: their runs came first
+    for (const auto &[addr, bytes] : later) one({addr, bytes.data(), bytes.size()});
+  for (const Piece &p : pieces) one(p);
+  if (!last) return;
+  land_together(pc);
+  later.clear();
+}
+
+}  // namespace mw::copysets

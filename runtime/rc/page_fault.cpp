@@ -1,0 +1,232 @@
+// The copyset fault: a touch of a page this rank holds no copy of fetches it from its
+// home (Midway 4.4), and any other fault is reported as the crash it is.
+#include "rc/copysets.hpp"
+#include "rc/page_state.hpp"
+
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <climits>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <span>
+
+#include "memory/dirty.hpp"
+#include "core/error.hpp"
+#include "memory/heap.hpp"
+#include "ec/protocol.hpp"
+#include "core/stats.hpp"
+#include "transport/transport.hpp"
+#include "memory/window.hpp"
+
+
+namespace mw::copysets {
+namespace {
+
+struct sigaction g_previous_segv;
+// A fault on a present page that is not frozen: the freeze it met may have ended before
+// the handler looked. It is retried once per address and thaw; a second fault with no
+// thaw between is a real one and is reported.
+std::atomic<uintptr_t> g_retried_at{0};
+std::atomic<uint32_t> g_retried_thaws{0};
+
+}  // namespace
+
+// ---- At the faulting rank ----
+
+void on_page_data(const Header &h, Bytes payload) {
+  std::lock_guard<std::mutex> g(g_mu);
+  PageData d;
+  if (h.bulk_len != 0) {  // the page's bytes (serve())
+    if (h.bulk_len != g_page || payload.size() != g_page) protocol::malformed(h, "not a page's worth of data");
+    d = PageData{g_fetch_page, h.clock, kOk, 0};
+  } else {
+    d = protocol::read_body<PageData>(h, payload);
+    if (d.status == kOk) protocol::malformed(h, "a page without its data");
+  }
+  uintptr_t page = checked_page(h, d.page);
+  uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
+  if (page != g_fetch_page || !(s & kFetching)) protocol::malformed(h, "a page this rank did not ask for");
+  if (d.status == kNotShared) {
+    set_state(page, s & ~kFetching);
+    g_fetch_result.store(2, std::memory_order_release);
+    return;
+  }
+  const bool unwritten = d.status == kUnwritten;
+  if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank");
+  if (unwritten && !g_fetch_pristine) protocol::malformed(h, "no data for a page this rank held before");
+  if (g_fetch_ready.load(std::memory_order_acquire) != page) {  // not if fetch() polls, as it does
+    ready(page);
+    clear_marks(page);
+  }
+  const std::byte *bytes = payload.data();
+  if (unwritten) {
+    // This rank's own initial image is the page.
+  } else if (!(s & kPartlyBound)) {
+    std::memcpy(reinterpret_cast<void *>(page), bytes, g_page);
+  } else {
+    // Only the unbound bytes: the bound ones are entry consistent, and what this rank
+    // holds of them (a grant or a barrier's data that landed during the fetch, or their
+    // initial values) is newer than the home's copy, which no lock keeps current.
+    uintptr_t at = page;
+    auto copy_to = [&](uintptr_t end) {
+      if (end > at) std::memcpy(reinterpret_cast<void *>(at), bytes + (at - page), end - at);
+    };
+    for (const Range &r : g_bound.ranges()) {
+      if (r.end() <= page) continue;
+      if (r.addr >= page + g_page) break;
+      copy_to(std::max(r.addr, page));
+      at = std::max(at, std::min(r.end(), page + g_page));
+    }
+    copy_to(page + g_page);
+  }
+  for (auto &[addr, bytes] : g_stashed)  // updates that overtook the page, in arrival order
+    std::memcpy(reinterpret_cast<void *>(addr), bytes.data(), bytes.size());
+  g_stashed.clear();
+  set_state(page, static_cast<uint8_t>((s & kPartlyBound) | kPresent | kMember | kHadCopy));
+  info(page).members = d.members;
+  refresh(page);
+  g_fetch_result.store(1, std::memory_order_release);
+}
+
+namespace {
+
+// Fetches `page` from its home and joins its copyset. Application thread (a fault, a
+// bind, a lock object's first use): waits, progressing the transport.
+bool fetch(uintptr_t page, int home) {
+  stats::page_fault();
+  stats::ScopedWait wait(stats::Wait::Fault);
+  bool pristine;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    const uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
+    pristine = !(s & kHadCopy);
+    g_fetch_page = page;
+    g_fetch_pristine = pristine;
+    g_fetch_result.store(0, std::memory_order_relaxed);
+    g_fetch_ready.store(0, std::memory_order_relaxed);
+    set_state(page, s | kFetching);
+  }
+  // While the request travels and the home serves it, this thread readies the page for
+  // its data: writable, in memory (no page fault when the data lands) and without stale
+  // marks: its CPU is idle then anyway, and done by the handler once the data had come this
+  // was a fifth of the fault (docs/PERFORMANCE.md, "Figures behind the code"). The page is accessible before its data is here, but only to this
+  // thread, which waits for the data (one thread per rank touches shared data), and to
+  // handlers, which keep updates for it aside while kFetching. It does so holding the
+  // progress role, so the reply waits in the queue meanwhile and rings nobody.
+  transport::progress_after(
+      [&] {
+        PageRequest req{page, pristine ? 1u : 0u, 0};
+        protocol::send_body(home, MsgType::kPageRequest, req);
+        ready(page);
+        std::lock_guard<std::mutex> g(g_mu);
+        clear_marks(page);
+        info(page);  // its entry is made here too, not in the handler
+        g_fetch_ready.store(page, std::memory_order_release);
+      },
+      [] { return g_fetch_result.load(std::memory_order_acquire) != 0; });
+  if (g_fetch_result.load(std::memory_order_acquire) == 2 && !is_static(page))
+    window::uncommit_page(page);  // nobody allocated it: the access faults again, and is reported
+  return g_fetch_result.load(std::memory_order_acquire) == 1;
+}
+
+// ---- The copyset fault ----
+
+void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void say(const char *fmt, ...) {
+  char buf[400];
+  int n = std::snprintf(buf, sizeof buf, "midway: rank %d: ", g_me);
+  va_list ap;
+  va_start(ap, fmt);
+  n += std::vsnprintf(buf + n, sizeof buf - static_cast<size_t>(n), fmt, ap);
+  va_end(ap);
+  if (n > static_cast<int>(sizeof buf) - 2) n = static_cast<int>(sizeof buf) - 2;
+  buf[n++] = '\n';
+  ssize_t ignored = write(STDERR_FILENO, buf, static_cast<size_t>(n));
+  (void)ignored;
+}
+
+// A fault on a page of the window this rank is not a member of is a copyset fault: fetch
+// the page and retry the access. Any other fault is the crash it is: say where, and let
+// the previous disposition (by default, death by SIGSEGV) have it.
+void on_segv(int sig, siginfo_t *si, void *ctx) {
+  if (si->si_code <= 0) {  // sent by kill or raise, not a fault: nothing to serve or to say
+    sigaction(sig, &g_previous_segv, nullptr);
+    raise(sig);
+    return;
+  }
+  const uintptr_t a = reinterpret_cast<uintptr_t>(si->si_addr);
+  const bool in_window = a >= window::kBase && a < window::kEnd;
+  if (in_window && g_enabled) {
+    const uintptr_t page = page_of(a);
+    if (wait_thawed(page)) return;  // frozen for a moment (processor consistency): retried
+    const int home = home_of(page);
+    if (transport::in_runtime_context()) {
+      say("segmentation fault at %p: the runtime's own code touched shared page %p, which is "
+          "not present on this rank (a Midway bug: please report it)",
+          si->si_addr, reinterpret_cast<void *>(page));
+    } else if (home < 0 || (home == g_me && !(state(page) & kPresent))) {
+      say("segmentation fault at %p: inside the shared window but not shared memory (no "
+          "MW_SHARED data and no mw_malloc block there)", si->si_addr);
+    } else if (!(state(page) & kPresent)) {
+      int saved = errno;
+      bool ok = fetch(page, home);
+      errno = saved;
+      if (ok) return;  // the access is retried, on the page now here
+      say("segmentation fault at %p: in the shared heap of rank %d, but not in memory it "
+          "allocated with mw_malloc", si->si_addr, home);
+    } else {
+      // Present and not frozen: the freeze this access met may have ended before the look
+      // above. Retried once per address and thaw; faulting again with no thaw between, it
+      // is a real fault.
+      const uint32_t thaws = g_thaws.load(std::memory_order_seq_cst);
+      if (g_retried_at.load(std::memory_order_relaxed) != a ||
+          g_retried_thaws.load(std::memory_order_relaxed) != thaws) {
+        g_retried_at.store(a, std::memory_order_relaxed);
+        g_retried_thaws.store(thaws, std::memory_order_relaxed);
+        return;
+      }
+      say("segmentation fault at %p (shared page %p is present on this rank)", si->si_addr,
+          reinterpret_cast<void *>(page));
+    }
+  } else if (in_window) {  // a one-rank job: its shared memory is all accessible
+    say("segmentation fault at %p: inside the shared window but not shared memory (no "
+        "MW_SHARED data and no mw_malloc block there)", si->si_addr);
+  } else {
+    say("segmentation fault at %p (outside the shared window)", si->si_addr);
+  }
+  sigaction(sig, &g_previous_segv, nullptr);
+  (void)ctx;  // returning re-runs the access, which now meets the previous disposition
+}
+
+
+}  // namespace
+
+void report_faults() {
+  g_me = protocol::rank();
+  struct sigaction sa {};
+  sa.sa_sigaction = on_segv;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSEGV, &sa, &g_previous_segv) != 0) fatal_errno("mw_init", "cannot install the fault handler");
+  g_handler = true;
+}
+
+
+void stop() {
+  if (!g_handler) return;
+  sigaction(SIGSEGV, &g_previous_segv, nullptr);
+}
+
+
+}  // namespace mw::copysets

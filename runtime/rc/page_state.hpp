@@ -1,0 +1,159 @@
+// The state of this rank's pages of the shared window, as the copyset module keeps it:
+// a state byte per page, what it knows of each copyset, the fetch under way, and
+// freezing (processor consistency's issue order). Internal to rc/: shared by
+// copysets.cpp (the copyset protocol, at the home and the members) and page_fault.cpp
+// (the fault handler and the fetch).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "core/bindings.hpp"
+#include "memory/window.hpp"
+#include "rc/copysets.hpp"
+#include "transport/message.hpp"
+
+namespace mw::copysets {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+
+// A page's state byte.
+enum : uint8_t {
+  kPresent = 1,      // accessible here
+  kMember = 2,       // in the copyset (the home always is)
+  kEntry = 4,        // entry consistent here: wholly bound, not a copyset page
+  kFetching = 8,     // a fetch from the home is under way
+  kPartlyBound = 16, // some of its bytes are bound: left out of its updates
+  kHadCopy = 32,     // the page has been here before: its bytes are no longer its initial image
+  kFrozen = 64,      // protected for a moment (processor consistency): a fault here waits
+};
+
+struct PageMsg {  // COPYSET_ACK, COPYSET_LEAVE
+  uint64_t page;
+};
+struct PageRequest {  // PAGE_REQUEST
+  uint64_t page;
+  uint32_t pristine;  // the requester still holds the page's initial image
+  uint32_t reserved;
+};
+struct PageData {  // PAGE_DATA without the page's bytes (status not kOk; see serve())
+  uint64_t page;
+  uint64_t members;
+  uint32_t status;
+  uint32_t reserved;
+};
+enum : uint32_t {
+  kOk = 0,
+  kNotShared = 1,
+  kUnwritten = 2,  // nobody has written the page: the requester's initial image is it, no data
+};
+struct MemberMsg {  // COPYSET_JOIN, COPYSET_LEFT
+  uint64_t page;
+  int32_t rank;
+  uint32_t reserved;
+};
+struct LeftAck {  // COPYSET_LEFT_ACK
+  uint64_t page;
+  uint64_t others;  // from the home: the other members, which answer too (bit r: rank r); else 0
+};
+
+// What a rank knows of one page's copyset. At the home, also the join under way: one
+// at a time per page, later requesters wait their turn.
+struct Info {
+  uint64_t members = 0;
+  unsigned flush_us = 0;  // mw_processor_consistent
+  int joining = -1;
+  int acks_left = 0;
+  bool was_alone = false;  // the home was the only member when the join began
+  bool joining_pristine = false;
+  bool written = false;    // at the home: the page has changed since the job began
+  std::vector<std::pair<int, bool>> waiting;  // not a deque: that allocates for every page
+};
+
+extern bool g_enabled;
+extern bool g_handler;  // on_segv installed (every job, from mw_init to mw_finalize)
+extern int g_me, g_np;
+extern size_t g_page;
+extern std::atomic<uint8_t> *g_state;  // one per page of the window
+
+// The containers are never destroyed: the flusher thread and the fault handler may
+// still use them while a rank that leaves without mw_finalize runs static destructors.
+extern std::mutex g_mu;  // a leaf: never held while waiting
+extern std::map<uintptr_t, Info> &g_info;
+// SharedPage pages (copysets.hpp) and their entries in g_info: a flush visits them all,
+// without a lookup each.
+extern std::map<uintptr_t, const Info *> &g_shared;
+extern std::atomic<size_t> g_shared_count;
+extern Bindings &g_bound;  // bound ranges on partly bound pages
+extern unsigned g_min_flush_us;
+
+// The fetch the application thread waits for (it has one at a time).
+extern uintptr_t g_fetch_page;
+extern bool g_fetch_pristine;  // the fetch asked with the page's initial image here
+extern std::atomic<int> g_fetch_result;  // 0 under way, 1 arrived, 2 not shared memory
+extern std::atomic<uintptr_t> g_fetch_ready;  // the page is writable, in memory, its marks clear
+extern std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed;  // updates meanwhile
+
+// The leaves under way (mw_discard waits for them): which members have answered.
+struct Leaving {
+  bool home_answered = false;
+  uint64_t others = 0;    // the members the home named
+  uint64_t answered = 0;  // those of them that have answered
+};
+extern std::map<uintptr_t, Leaving> &g_leaving;
+extern std::atomic<size_t> g_leaving_count;
+
+// Freezing (copysets.hpp, "issue order"). A fault on a frozen page waits on g_thaws, a
+// futex word every thaw moves on; g_waiters says whether a thaw must wake anyone.
+extern std::atomic<uint32_t> g_thaws;
+extern std::atomic<uint32_t> g_waiters;
+extern int g_mem;  // /proc/self/mem: writes there ignore page protection
+extern thread_local bool t_app;  // the application thread (the one that called mw_init)
+// Runs of processor-consistent pages from the messages of a flush before its last, by
+// sender (under g_mu): they land with the last.
+extern std::vector<std::vector<std::pair<uintptr_t, std::vector<std::byte>>>> &g_deferred;
+
+inline uint64_t bit(int r) { return uint64_t{1} << r; }
+inline size_t index_of(uintptr_t page) { return (page - window::kBase) / g_page; }
+inline uintptr_t page_of(uintptr_t a) { return a & ~(uintptr_t{g_page} - 1); }
+inline bool is_static(uintptr_t page) { return page < window::layout().static_end; }
+
+// The page's state byte. Home pages need no entry until something changes them (a bind).
+uint8_t state(uintptr_t page);
+inline void set_state(uintptr_t page, uint8_t s) { g_state[index_of(page)].store(s, std::memory_order_release); }
+// What this rank knows of the page's copyset (under g_mu), made on first use.
+Info &info(uintptr_t page);
+unsigned flush_us_of(const Info &in);
+// Keeps g_shared in step with a page's state and copyset (under g_mu).
+void refresh(uintptr_t page);
+void make_rw(uintptr_t page);
+void make_none(uintptr_t page);
+
+// Freezing: present pages (sorted, distinct) protected with `prot` and marked kFrozen,
+// under g_mu and the progress role; thaw undoes it and wakes the faults that wait.
+void freeze(const std::vector<uintptr_t> &pages, int prot);
+void thaw(const std::vector<uintptr_t> &pages);
+// In the fault handler: if `page` is frozen, waits until it is not and returns true (the
+// access is then retried). Async-signal-safe: atomics and system calls only.
+bool wait_thawed(uintptr_t page);
+// Writes (or reads) len bytes at addr through /proc/self/mem: the page may be protected.
+void mem_io(bool write, uintptr_t addr, std::byte *data, size_t len);
+
+// The home's own marks on a page that goes to a joining rank travel with the page.
+void clear_marks(uintptr_t page);
+// Before a fetched page's data lands: writable and in memory.
+void ready(uintptr_t page);
+uintptr_t checked_page(const Header &h, uint64_t page);
+
+// At the faulting rank (page_fault.cpp): the home's answer.
+void on_page_data(const Header &h, Bytes payload);
+
+}  // namespace mw::copysets

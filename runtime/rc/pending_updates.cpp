@@ -1,0 +1,205 @@
+#include "rc/pending_updates.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "rc/copysets.hpp"
+#include "memory/dirty.hpp"
+#include "ec/protocol.hpp"
+#include "transport/transport.hpp"
+#include "ec/updates.hpp"
+#include "memory/window.hpp"
+
+namespace mw::pending_updates {
+namespace {
+
+using transport::Header;
+using transport::MsgType;
+using Bytes = std::span<const std::byte>;
+
+struct UpdateExtra {
+  uint64_t flush;     // the sender's flush number
+  uint32_t want_ack;  // a release waits for this one
+  uint32_t reserved;
+};
+
+// Every update message asks for an acknowledgement, the flusher's too: a release (or a
+// barrier) waits for all of them, so that it also covers what the flusher took just
+// before it (the marks are gone, and its own flush then has nothing to send for them).
+std::atomic<uint64_t> g_acks{0};   // acknowledgements received
+std::atomic<uint64_t> g_asked{0};  // ... asked for: added under the progress role (as_handler)
+uint64_t g_flushes = 0;           // under the progress role (as_handler)
+
+// The copyset pages (or the processor-consistent ones) that have marks. Looked for before
+// the flush takes the progress role, which would keep this rank from serving anything
+// meanwhile: a flush visits every copyset page, and with thousands of them a page request
+// that came meanwhile waited a hundred times a fault's usual time (docs/PERFORMANCE.md, "Figures behind the code"). A page this misses
+// has no marks to send: it is clean, or not yet shared (a home alone in the copyset,
+// whose marks go with the page when another rank joins), or its marks were set after
+// this look, on another thread, and go with the next flush.
+std::vector<uintptr_t> marked_pages(bool pc_only) {
+  std::vector<uintptr_t> out;
+  const size_t ps = copysets::page_size();
+  for (const auto &p : copysets::shared_pages(pc_only))
+    if (dirty::next(p.page, p.page + ps, true) != p.page + ps) out.push_back(p.page);
+  return out;
+}
+
+// Takes the marks of those pages and sends them to the pages' other members: one message
+// per member. Returns how many messages want an acknowledgement. Runs as a handler does
+// (transport::as_handler), so that no copyset join is handled between reading a page's
+// members and sending to them. `copy` (the flusher, processor-consistent pages only):
+// the application thread goes on writing meanwhile, so the marks and the data are taken
+// from a snapshot of the pages (copysets::take), a prefix of its stores, and sent
+// from that copy; a release's flush runs on the application thread itself and sends the
+// data from where it lies.
+int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_ack, bool copy) {
+  const int me = protocol::rank(), np = protocol::nprocs();
+  copysets::Snapshot snap;  // with `copy`: the data too; else only pages, runs and first
+  copysets::take(marked, pc_only, copy, snap);
+  const std::vector<copysets::SharedPage> &pages = snap.pages;
+  const std::vector<Range> &runs = snap.runs;
+  const std::vector<size_t> &first = snap.first;
+  if (runs.empty()) return 0;
+  std::vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in the copy
+  if (copy) {
+    at.reserve(runs.size());
+    size_t off = 0;
+    for (const Range &r : runs) {
+      at.push_back(snap.data.data() + off);
+      off += r.len;
+    }
+  }
+  std::vector<std::vector<timestamps::Run>> to(static_cast<size_t>(np));
+  std::vector<std::vector<const std::byte *>> to_from(static_cast<size_t>(np));
+  for (size_t i = 0; i < pages.size(); ++i) {
+    const auto &p = pages[i];
+    if (first[i] == first[i + 1]) continue;
+    copysets::written(p.page);
+    for (int m = 0; m < np; ++m)
+      if (m != me && (p.members >> m & 1))
+        for (size_t k = first[i]; k < first[i + 1]; ++k) {
+          to[static_cast<size_t>(m)].push_back({runs[k].addr, runs[k].len, 0});
+          if (copy) to_from[static_cast<size_t>(m)].push_back(at[k]);
+        }
+  }
+  UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
+  int sent = 0;
+  for (int m = 0; m < np; ++m) {
+    auto &runs_m = to[static_cast<size_t>(m)];
+    if (runs_m.empty()) continue;
+    updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, 0,
+                  transport::Bulk::kWait, to_from[static_cast<size_t>(m)]);
+    ++sent;
+  }
+  return sent;
+}
+
+// An update message: head (updates.hpp) then the runs' bytes. Each run lies in one page;
+// copysets::apply_update puts it there (or keeps it while the page is being fetched, or
+// until the flush's last message if its page is processor consistent).
+void apply(const Header &h, Bytes payload, bool last) {
+  const updates::WithData u = updates::parse_with_data(h, payload, last ? sizeof(UpdateExtra) : 0);
+  const uintptr_t page = copysets::page_size();
+  std::vector<copysets::Piece> pieces;
+  pieces.reserve(u.head.runs.size());
+  const std::byte *data = u.data.data();
+  for (const updates::RunDesc &d : u.head.runs) {
+    if (!window::contains(reinterpret_cast<void *>(d.addr), d.len) ||
+        (d.addr & ~(page - 1)) != ((d.addr + d.len - 1) & ~(page - 1)))
+      protocol::malformed(h, "a run outside the shared window, or across pages");
+    pieces.push_back({static_cast<uintptr_t>(d.addr), data, static_cast<size_t>(d.len)});
+    data += d.len;
+  }
+  copysets::apply_update(h.sender, pieces, last);
+  if (last) {
+    UpdateExtra ex;
+    std::memcpy(&ex, u.head.extra.data(), sizeof ex);
+    if (ex.want_ack) transport::send(h.sender, MsgType::kUpdateAck, nullptr, 0);
+  }
+}
+
+void on_update_data(const Header &h, Bytes payload) { apply(h, payload, false); }
+void on_update(const Header &h, Bytes payload) { apply(h, payload, true); }
+void on_ack(const Header &, Bytes) { g_acks.fetch_add(1, std::memory_order_release); }
+
+// The processor-consistency flusher: wakes every shortest flush interval. Never
+// destroyed, as the transport's service thread: a rank that leaves without mw_finalize
+// (exit(3), mw::fatal on any thread) would otherwise meet a joinable std::thread's
+// destructor, whose std::terminate turned its exit status into SIGABRT.
+struct Flusher {
+  std::thread *thread = nullptr;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stopping = false;
+};
+Flusher &g_fl = *new Flusher;
+
+void flusher() {
+  std::unique_lock<std::mutex> lk(g_fl.mu);
+  while (!g_fl.stopping) {
+    unsigned us = copysets::shortest_flush_us();
+    g_fl.cv.wait_for(lk, std::chrono::microseconds(us ? us : 1000));
+    if (g_fl.stopping) break;
+    lk.unlock();
+    if (copysets::shared_page_count() > 0) {
+      const std::vector<uintptr_t> marked = marked_pages(true);
+      if (!marked.empty())
+        transport::as_handler([&] { g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, true, true, true))); });
+    }
+    lk.lock();
+  }
+}
+
+}  // namespace
+
+void init() {
+  transport::on(MsgType::kUpdate, on_update);
+  transport::on(MsgType::kUpdateData, on_update_data);
+  transport::on(MsgType::kUpdateAck, on_ack);
+}
+
+void flush() {
+  if (!copysets::enabled()) return;
+  if (copysets::shared_page_count() == 0 &&
+      g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
+    return;
+  uint64_t want = 0;
+  const std::vector<uintptr_t> marked = marked_pages(false);
+  transport::as_handler([&] {
+    g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true, false)));
+    want = g_asked.load();  // the flusher's messages sent before these included
+  });
+  if (g_acks.load(std::memory_order_acquire) < want)
+    transport::progress_until([want] { return g_acks.load(std::memory_order_acquire) >= want; });
+}
+
+void start_flusher() {
+  if (!copysets::enabled() || copysets::shortest_flush_us() == 0) return;
+  std::lock_guard<std::mutex> g(g_fl.mu);
+  if (g_fl.thread || g_fl.stopping) return;
+  g_fl.thread = new std::thread(flusher);
+}
+
+void finish() {
+  std::thread *t;
+  {
+    std::lock_guard<std::mutex> g(g_fl.mu);
+    g_fl.stopping = true;
+    t = g_fl.thread;
+    g_fl.thread = nullptr;
+  }
+  g_fl.cv.notify_all();
+  if (t) {
+    t->join();
+    delete t;
+  }
+  flush();
+}
+
+}  // namespace mw::pending_updates

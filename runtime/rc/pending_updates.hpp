@@ -1,0 +1,47 @@
+// Pending updates (Midway, section 4.4): what this rank wrote to release- and
+// processor-consistent data since it last flushed, pushed to the copysets of the pages
+// (copysets.hpp). Updates, not invalidations: a member never misses on a page it holds.
+//
+// Midway queues a line when a store finds the high bit of its timestamp set. Here the
+// compiled code's dirty marks serve every model: the marks on a copyset page (one this
+// rank holds, shares with another rank, and does not hold as entry consistent) are its
+// pending updates, taken when they are flushed. There is no second queue and the store
+// path is the same instruction sequence whatever the model, so entry-consistent data
+// pays nothing for the other models; a flush with no copyset page shared costs one load.
+//
+// When. Release-consistent data at every lock release and before every barrier
+// arrival: the flush waits until every member has the updates in place, so the next
+// acquirer of the lock, or every rank past the barrier, finds them (fetching the page
+// from its home if it holds no copy: the home is always a member). This is eager
+// release consistency: Midway flushes only when the release is performed at another
+// rank, which a cached lock's re-acquire never is; eager costs a flush per release of a
+// lock that changed no copyset data only when that release has marks to send.
+// Processor-consistent data is flushed as well every flush interval, by a flusher
+// thread, without waiting for acknowledgements; the next release or barrier waits for
+// them as for its own (the marks the flusher took are no longer there for it to send).
+//
+// Order. A flush sends each member one message (split at 256 runs), its runs in address
+// order; a rank's messages arrive in the order it sent them, so each member sees this
+// rank's flushes in issue order. For processor-consistent data each flush is also a
+// prefix of this rank's stores (the flusher takes it from frozen pages) and lands at
+// once at the receiver (copysets.hpp, "issue order"), so stores to different locations
+// are seen in issue order too.
+#pragma once
+#include <cstddef>
+
+namespace mw::pending_updates {
+
+// Registers the message handlers; before transport::connect.
+void init();
+
+// A release or a barrier on the application thread: pushes every pending update and
+// returns when every member has applied them.
+void flush();
+
+// Starts the flusher of processor-consistent data if some data is, and is not yet.
+void start_flusher();
+
+// At mw_finalize: stops the flusher and flushes what is left.
+void finish();
+
+}  // namespace mw::pending_updates

@@ -1,0 +1,151 @@
+// The dirty map: exact marks, clipping to the window, and the run scanner the
+// consistency protocols use to collect what a rank wrote.
+#include "memory/dirty.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "midway.h"
+#include "memory/window.hpp"
+
+namespace {
+
+class DirtyMapTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    len_ = 3 * 4096 + 123;
+    buf_ = static_cast<unsigned char *>(mw_malloc_lines(len_, 1));
+    ASSERT_NE(buf_, nullptr);
+    mw_dirty_clear(buf_, len_);
+  }
+  void TearDown() override { mw_free(buf_); }
+
+  uintptr_t at(size_t i) const { return reinterpret_cast<uintptr_t>(buf_ + i); }
+
+  unsigned char *buf_ = nullptr;
+  size_t len_ = 0;
+};
+
+TEST_F(DirtyMapTest, FreshAllocationIsClean) { EXPECT_EQ(mw_dirty_count(buf_, len_), 0u); }
+
+TEST_F(DirtyMapTest, MarksExactlyTheRange) {
+  mw::dirty::mark(buf_ + 10, 7);
+  EXPECT_EQ(mw_dirty_count(buf_, len_), 7u);
+  EXPECT_EQ(mw_dirty_count(buf_ + 10, 7), 7u);
+  EXPECT_EQ(mw_dirty_count(buf_ + 9, 1), 0u);
+  EXPECT_EQ(mw_dirty_count(buf_ + 17, 1), 0u);
+}
+
+TEST_F(DirtyMapTest, ClearUnmarksOnlyTheRange) {
+  mw::dirty::mark(buf_, 100);
+  mw_dirty_clear(buf_ + 20, 30);
+  EXPECT_EQ(mw_dirty_count(buf_, 100), 70u);
+  EXPECT_EQ(mw_dirty_count(buf_ + 20, 30), 0u);
+}
+
+TEST_F(DirtyMapTest, MarkOutsideTheWindowIsIgnored) {
+  int private_data[16];
+  mw::dirty::mark(private_data, sizeof private_data);  // must not touch any shadow
+  std::vector<char> heap(64);
+  mw::dirty::mark(heap.data(), heap.size());
+  EXPECT_EQ(mw_dirty_count(buf_, len_), 0u);
+}
+
+// Runs found by the scanner equal runs found byte by byte, for random patterns at every
+// alignment, including runs that touch the ends of the scanned range.
+TEST_F(DirtyMapTest, RunsMatchAByteByByteScan) {
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 300; ++trial) {
+    mw_dirty_clear(buf_, len_);
+    std::vector<bool> want(len_, false);
+    const int nruns = static_cast<int>(rng() % 12);
+    for (int r = 0; r < nruns; ++r) {
+      size_t b = rng() % len_;
+      size_t l = 1 + rng() % (trial % 2 ? 40 : 700);
+      l = std::min(l, len_ - b);
+      mw::dirty::mark(buf_ + b, l);
+      for (size_t i = b; i < b + l; ++i) want[i] = true;
+    }
+    const size_t from = rng() % 64, to = len_ - rng() % 64;
+    std::vector<std::pair<uintptr_t, size_t>> expected, got;
+    for (size_t i = from; i < to;) {
+      if (!want[i]) { ++i; continue; }
+      size_t s = i;
+      while (i < to && want[i]) ++i;
+      expected.emplace_back(at(s), i - s);
+    }
+    mw::dirty::for_each_run(at(from), to - from,
+                            [&](uintptr_t b, size_t l) { got.emplace_back(b, l); });
+    ASSERT_EQ(got, expected) << "trial " << trial;
+  }
+}
+
+TEST_F(DirtyMapTest, CountOutsideSharedMemoryIsAnError) {
+  int x = 0;
+  EXPECT_DEATH(mw_dirty_count(&x, sizeof x),
+               "midway: mw_dirty_count: range \\[0x[0-9a-f]+, \\+4\\) is not shared memory.*"
+               "\\(rank 0\\)");
+  EXPECT_DEATH(mw_dirty_clear(&x, sizeof x), "mw_dirty_clear: .* is not shared memory");
+}
+
+}  // namespace
+
+// dirty::take: what a release's flush and the barrier take. It returns the maximal runs
+// of marked bytes, clears exactly what it returns, and leaves kept ranges (bound bytes on
+// a page bound in part) marked and out of the runs.
+class DirtyTakeTest : public DirtyMapTest {
+ protected:
+  // buf_ is 64-byte aligned (mw_malloc_lines(.., 1) aligns to 16: round up).
+  uintptr_t base() const { return (at(0) + 63) & ~uintptr_t{63}; }
+  std::vector<mw::Range> take(size_t off, size_t len, const std::vector<mw::Range> &keep = {}) {
+    std::vector<mw::Range> out;
+    mw::dirty::take(base() + off, len, keep, out);
+    return out;
+  }
+  void mark(size_t off, size_t len) { mw::dirty::mark(reinterpret_cast<void *>(base() + off), len); }
+  size_t marked(size_t off, size_t len) { return mw_dirty_count(reinterpret_cast<void *>(base() + off), len); }
+};
+
+namespace mw {
+bool operator==(const Range &a, const Range &b) { return a.addr == b.addr && a.len == b.len; }
+}  // namespace mw
+
+namespace {
+
+TEST_F(DirtyTakeTest, TakesMaximalRunsAndClearsThem) {
+  mark(3, 5);
+  mark(60, 10);    // across the boundary of two 64-byte groups: one run
+  mark(128, 64);   // a whole group
+  mark(192, 1);    // and the first byte of the next: the same run
+  const std::vector<mw::Range> got = take(0, 512);
+  const std::vector<mw::Range> want{{base() + 3, 5}, {base() + 60, 10}, {base() + 128, 65}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(marked(0, 512), 0u);
+  EXPECT_TRUE(take(0, 512).empty()) << "taken marks are gone";
+}
+
+TEST_F(DirtyTakeTest, AppendsAndStaysInsideItsRange) {
+  mark(0, 256);
+  std::vector<mw::Range> out{{1, 1}};
+  mw::dirty::take(base() + 64, 64, {}, out);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1], (mw::Range{base() + 64, 64}));
+  EXPECT_EQ(marked(0, 64), 64u);
+  EXPECT_EQ(marked(128, 128), 128u);
+}
+
+TEST_F(DirtyTakeTest, KeptRangesAreNeitherTakenNorCleared) {
+  mark(0, 200);
+  const std::vector<mw::Range> keep{{base() + 10, 20}, {base() + 100, 60}};
+  const std::vector<mw::Range> got = take(0, 256, keep);
+  const std::vector<mw::Range> want{{base(), 10}, {base() + 30, 70}, {base() + 160, 40}};
+  EXPECT_EQ(got, want);
+  EXPECT_EQ(marked(10, 20), 20u);
+  EXPECT_EQ(marked(100, 60), 60u);
+  EXPECT_EQ(marked(0, 256), 80u);
+}
+
+}  // namespace
