@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
 #include "memory/heap.hpp"
+#include "ec/barriers.hpp"
 #include "ec/protocol.hpp"
 #include "core/stats.hpp"
 #include "ec/timestamps.hpp"
@@ -183,7 +185,7 @@ size_t line_for(uintptr_t addr) {
 
 // A broken invariant of this file's own state: a bug here, not a peer's fault.
 [[noreturn]] void broken(const Lock &k, const char *what) {
-  fatal("mw_acquire", "lock %#lx: internal error in the lock protocol: %s", static_cast<unsigned long>(k.addr),
+  fatal("mw_acquire", "lock %s: internal error in the lock protocol: %s", protocol::lock_name(reinterpret_cast<void *>(k.addr)).c_str(),
         what);
 }
 
@@ -400,6 +402,7 @@ void on_bindings(const Header &h, Bytes payload) {
   Lock &k = get(w[0]);
   k.bindings.assign(std::move(ranges));
   k.bind_version = w[1];
+  protocol::bindings_changed();
 }
 
 void on_revoke(const Header &h, Bytes payload) {
@@ -475,7 +478,7 @@ void init() {
 
 void acquire(mw_lock_t *l, mw_mode_t mode) {
   if (mode != MW_EXCLUSIVE && mode != MW_NONEXCLUSIVE)
-    fatal("mw_acquire", "lock %p: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", static_cast<void *>(l),
+    fatal("mw_acquire", "lock %s: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", protocol::lock_name(l).c_str(),
           static_cast<int>(mode));
   Lock *k = record_of("mw_acquire", l);
   // The cached path: not held, and takeable here in this mode (see "The cached path").
@@ -496,8 +499,8 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     Frozen f(*k);
     if (k->held() != kNone)
       fatal("mw_acquire",
-            "lock %p is already held by this rank (%s): release it before acquiring it again",
-            static_cast<void *>(l), mode_name(k->held()));
+            "lock %s is already held by this rank (%s): release it before acquiring it again",
+            protocol::lock_name(l).c_str(), mode_name(k->held()));
     if (k->local(mode)) {
       k->set_held(mode);
       k->ever_held.store(true, std::memory_order_relaxed);
@@ -542,7 +545,7 @@ void release(mw_lock_t *l) {
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     Frozen f(*k);
-    if (k->held() == kNone) fatal("mw_release", "lock %p is not held by this rank", static_cast<void *>(l));
+    if (k->held() == kNone) fatal("mw_release", "lock %s is not held by this rank", protocol::lock_name(l).c_str());
     if (k->queue.empty() && k->revoker == kNone) {
       k->set_held(kNone);
       return;
@@ -563,25 +566,47 @@ void release(mw_lock_t *l) {
 }
 
 namespace {
+// The lock other than `except` bound to bytes of [a, b), if any. Under the mutex.
+Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except) {
+  for (const auto &[addr, k] : g_locks)
+    if (addr != except)
+      for (const Range &r : k->bindings.ranges())
+        if (r.addr < b && r.end() > a) return {addr, r};
+  return {};
+}
+
 Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
   protocol::check_object(call, "lock", l, sizeof *l);
   protocol::check_range(call, "lock", l, addr, len);
   Lock *k = record_of(call, l);
   if (k->held() != MW_EXCLUSIVE && k->ever_held.load(std::memory_order_relaxed))
     fatal(call,
-          "lock %p is not held exclusively by this rank: change a lock's bindings while "
+          "lock %s is not held exclusively by this rank: change a lock's bindings while "
           "holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before "
           "any acquires it)",
-          static_cast<void *>(l));
+          protocol::lock_name(l).c_str());
   return k;
 }
 }  // namespace
 
 void bind(mw_lock_t *l, const void *addr, size_t len) {
   Lock *k = check_binder("mw_bind", l, addr, len);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  // Each byte has at most one guard (midway.h, "Bindings"): a lock and a barrier, or two
+  // locks, would each ship it at their own time, and the later would overwrite the
+  // earlier's newer data.
+  if (const Guard other = barriers::guard_of(a, a + len); other.object)
+    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a),
+                  "barrier",
+                  protocol::barrier_name(reinterpret_cast<void *>(other.object)), other.range);
   std::lock_guard<std::mutex> g(protocol::mu());
-  k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
+  if (const Guard other = guard_in(a, a + len, k->addr); other.object)
+    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a),
+                  "lock",
+                  protocol::lock_name(reinterpret_cast<void *>(other.object)), other.range);
+  k->bindings.add(a, len);
   if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+  protocol::bindings_changed();
 }
 
 void unbind(mw_lock_t *l, const void *addr, size_t len) {
@@ -589,6 +614,31 @@ void unbind(mw_lock_t *l, const void *addr, size_t len) {
   std::lock_guard<std::mutex> g(protocol::mu());
   k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
   if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+  protocol::bindings_changed();
+}
+
+int held_mode(const void *lock) {
+  return record_of("mw_check", static_cast<mw_lock_t *>(const_cast<void *>(lock)))->held();
+}
+
+std::vector<std::pair<uintptr_t, int>> held_locks() {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  std::vector<std::pair<uintptr_t, int>> out;
+  for (const auto &[addr, k] : g_locks)
+    if (k->held() != kNone) out.emplace_back(addr, k->held());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void for_each_binding(const std::function<void(uintptr_t, const Range &)> &f) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  for (const auto &[addr, k] : g_locks)
+    for (const Range &r : k->bindings.ranges()) f(addr, r);
+}
+
+Guard guard_of(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  return guard_in(a, b, 0);
 }
 
 Bindings discard(uintptr_t a, uintptr_t b) {
@@ -601,10 +651,10 @@ Bindings discard(uintptr_t a, uintptr_t b) {
       if (r.end() <= a || r.addr >= b) continue;
       if (k->held() != kNone)
         fatal("mw_discard",
-              "[0x%lx, 0x%lx) holds data bound to lock 0x%lx, which this rank holds: release "
+              "[0x%lx, 0x%lx) holds data bound to lock %s, which this rank holds: release "
               "the lock before discarding its data",
               static_cast<unsigned long>(a), static_cast<unsigned long>(b),
-              static_cast<unsigned long>(addr));
+              protocol::lock_name(reinterpret_cast<void *>(addr)).c_str());
       (ours ? kept : dropped).add(std::max(r.addr, a), std::min(r.end(), b) - std::max(r.addr, a));
     }
     if (!ours) {

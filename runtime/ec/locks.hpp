@@ -22,6 +22,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "core/bindings.hpp"
 #include "midway.h"
@@ -45,6 +48,17 @@ void unbind(mw_lock_t *l, const void *addr, size_t len);
 // bindings this rank has not seen yet. Stops if [a, b) holds data bound to a lock this
 // rank holds.
 Bindings discard(uintptr_t a, uintptr_t b);
+
+// For the checker (check/), from this rank's own state with no message:
+// this rank's hold of `lock` (-1: none, else MW_EXCLUSIVE or MW_NONEXCLUSIVE), without
+// the mutex once the lock's record is cached;
+int held_mode(const void *lock);
+// the locks this rank holds, by address, with their modes;
+std::vector<std::pair<uintptr_t, int>> held_locks();
+// every binding of every lock this rank knows, as (lock, range).
+void for_each_binding(const std::function<void(uintptr_t, const Range &)> &f);
+// The lock bound to bytes of [a, b), if any (mw_barrier_bind's overlap check).
+Guard guard_of(uintptr_t a, uintptr_t b);
 
 // The rank that manages the lock at `addr`.
 int manager_of(uintptr_t addr);
