@@ -110,6 +110,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   // join sets mw::g_rank as soon as it knows it, so that its own errors name the rank.
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
+  mw::unmarked_calls::require_pass();
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
   // With more than one rank, connect_ranks installs it after the transport's endpoint

@@ -21,6 +21,7 @@
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
 #include "memory/heap.hpp"
+#include "memory/image.hpp"
 #include "memory/symbols.hpp"
 #include "midway.h"
 
@@ -175,12 +176,39 @@ std::string held_locks() {
   }
 }
 
+// Two ranks wrote the same bytes of barrier-bound data in one phase, found by the
+// barrier's manager (ec/barriers.cpp). Called under the protocol mutex: takes no lock
+// that is held while that mutex is taken (so not g_mu).
+std::mutex g_double_mu;
+std::set<std::tuple<uintptr_t, int, int>> &g_double_seen = *new std::set<std::tuple<uintptr_t, int, int>>;
+std::atomic<int> g_double_reports{0};
+
+void on_double_write(const protocol::DoubleWrite &w) {
+  std::lock_guard<std::mutex> lk(g_double_mu);
+  if (!g_double_seen.emplace(w.barrier, w.first, w.second).second) return;
+  g_double_reports.fetch_add(1, std::memory_order_relaxed);
+  std::fprintf(stderr,
+               "midway: check: two ranks wrote the same bytes of barrier-bound data in one phase (rank %d)\n"
+               "    ranks %d and %d both wrote %s [%zu bytes] before crossing %llu of barrier %s\n"
+               "    the barrier keeps one rank's bytes; let one rank write each byte per phase\n",
+               g_rank, w.first, w.second, protocol::data_name(w.addr).c_str(), w.len,
+               static_cast<unsigned long long>(w.crossing),
+               protocol::barrier_name(reinterpret_cast<void *>(w.barrier)).c_str());
+  std::fflush(stderr);
+  if (g_abort) {
+    std::fprintf(stderr, "midway: check: stopping at the first report (MW_CHECK=abort) (rank %d)\n", g_rank);
+    std::fflush(nullptr);
+    _exit(kExitStatus);
+  }
+}
+
 void at_exit() {
   int n;
   {
     std::lock_guard<std::mutex> lk(g_mu);
     n = g_reports;
   }
+  n += g_double_reports.load(std::memory_order_relaxed);
   if (n == 0) return;
   std::fflush(nullptr);
   std::fprintf(stderr, "midway: check: %d report%s: exiting with status %d (rank %d)\n", n,
@@ -212,6 +240,10 @@ void start() {
   g_abort = settings::text(settings::Id::MW_CHECK) == "abort";
   static std::once_flag once;
   std::call_once(once, [] { std::atexit(at_exit); });
+  // A check build (its sites are linked in) reports double writes at barriers as
+  // violations; other builds warn about them (ec/protocol.cpp).
+  if (image::read_section("/proc/self/exe", MW_SITES_SECTION, false))
+    protocol::set_double_write_hook(on_double_write);
   // Lock rules are entry consistency's: under rc and pc a lock only orders.
   g_on.store(protocol::model() == protocol::Model::kEntry, std::memory_order_release);
 }

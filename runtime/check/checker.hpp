@@ -3,6 +3,8 @@
 // tests the access against this rank's own state, with no message:
 //   - a store to data bound to a lock this rank does not hold MW_EXCLUSIVE;
 //   - a load of data bound to a lock this rank holds in neither mode.
+//   - (at the barrier's manager) two ranks that wrote the same bytes of barrier-bound
+//     data in one phase, found where the barrier merges their updates (ec/barriers.cpp).
 // (Under --model rc or pc a lock only orders, so these rules are entry consistency's
 // alone and are checked under ec.) A violation is reported once per (kind, access site,
 // lock), sanitizer style, with the access's variable and source line, the lock and where

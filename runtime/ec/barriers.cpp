@@ -214,8 +214,33 @@ void release_by_slot(int r) {
   line->word[kReleaseSeq].store(++g_released[static_cast<size_t>(r)], std::memory_order_release);
 }
 
+// Two ranks that wrote the same bytes in this phase (each arrival's runs are exactly the
+// bytes its rank wrote): reported, for the first such bytes of the crossing.
+void find_double_writes(const Barrier &k) {
+  struct Written {
+    uintptr_t begin, end;
+    int rank;
+  };
+  std::vector<Written> all;
+  for (const auto &[rank, runs] : k.arrivals)
+    for (const Run &r : runs) all.push_back({r.addr, r.addr + r.len, rank});
+  if (all.size() < 2) return;
+  std::sort(all.begin(), all.end(), [](const Written &x, const Written &y) { return x.begin < y.begin; });
+  Written reach = all[0];  // the run reaching furthest so far
+  for (size_t i = 1; i < all.size(); ++i) {
+    const Written &w = all[i];
+    if (w.begin < reach.end && w.rank != reach.rank) {
+      protocol::double_write({k.addr, k.open, w.begin, std::min(w.end, reach.end) - w.begin,
+                              std::min(w.rank, reach.rank), std::max(w.rank, reach.rank)});
+      return;
+    }
+    if (w.end > reach.end) reach = w;
+  }
+}
+
 void complete(Barrier &k) {
   const uint64_t epoch = k.open;
+  find_double_writes(k);
   if (!k.final) {
     ReleaseExtra ex{epoch};
     bool by_slot = false;

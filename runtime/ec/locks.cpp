@@ -8,6 +8,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -102,6 +103,10 @@ struct Lock {
   // stay where they were made, so a request served before the owner has made its own
   // start-up calls does not hand the acquirer an empty set.
   uint64_t bind_version = 0;
+  // Start-up bindings differ between ranks: the owner's, sent with its grant for this
+  // rank to name the first difference (see "Start-up bindings compared").
+  std::vector<Range> theirs;
+  int theirs_from = kNone;
 
   // This rank's hold: kNone, MW_EXCLUSIVE or MW_NONEXCLUSIVE. Under the mutex, frozen.
   int held() const { return hold_of(word.load(std::memory_order_acquire)); }
@@ -206,6 +211,47 @@ void wake(Lock &k, int mode) {
 }
 
 
+// Start-up bindings compared. Start-up bindings (version 0) stay where they were made,
+// so each rank must make the same ones: a rank that bound other ranges to a lock would
+// be sent the wrong data, silently. Every request of a rank whose bindings of the lock
+// are still version 0 carries a digest of them; the granting owner, if its own are
+// version 0 too, compares, and when they differ sends its ranges (LOCK_BINDINGS marked
+// kCompareOnly) ahead of the grant, so that the acquirer stops, before its acquire
+// returns, naming the first difference. An owner that has bound nothing to the lock yet
+// is not compared: it may not have reached its start-up calls.
+constexpr uint64_t kCompareOnly = ~0ull;
+
+uint64_t digest(const Bindings &b) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const Range &r : b.ranges())
+    for (uint64_t w : {static_cast<uint64_t>(r.addr), static_cast<uint64_t>(r.len)})
+      for (int i = 0; i < 8; i++) h = (h ^ ((w >> (8 * i)) & 0xff)) * 1099511628211ull;
+  return h | 1;  // never 0, which means "not compared"
+}
+
+std::string describe(const Range &r) {
+  return protocol::data_name(r.addr) + " [" + std::to_string(r.len) + " bytes]";
+}
+
+// Called with the owner's ranges in k.theirs: stops naming the first difference.
+[[noreturn]] void startup_mismatch(const Lock &k) {
+  const std::vector<Range> &mine = k.bindings.ranges(), &theirs = k.theirs;
+  size_t i = 0;
+  while (i < mine.size() && i < theirs.size() && mine[i].addr == theirs[i].addr && mine[i].len == theirs[i].len) ++i;
+  std::string diff;
+  if (i < mine.size() && i < theirs.size())
+    diff = "this rank bound " + describe(mine[i]) + " where rank " + std::to_string(k.theirs_from) +
+           " bound " + describe(theirs[i]);
+  else if (i < mine.size())
+    diff = "this rank bound " + describe(mine[i]) + ", which rank " + std::to_string(k.theirs_from) + " did not";
+  else
+    diff = "rank " + std::to_string(k.theirs_from) + " bound " + describe(theirs[i]) + ", which this rank did not";
+  fatal("mw_acquire",
+        "lock %s: the ranks made different start-up bindings (mw_bind before any rank holds the "
+        "lock must be the same call on every rank): %s",
+        protocol::lock_name(reinterpret_cast<void *>(k.addr)).c_str(), diff.c_str());
+}
+
 // Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
 void grant(Lock &k, const Request &r) {
   const uint64_t now = protocol::tick();
@@ -217,6 +263,15 @@ void grant(Lock &k, const Request &r) {
       timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
       timestamps::collect(b.addr, b.len, r.t_seen, runs);
     }
+  if (r.startup_digest != 0 && k.bind_version == 0 && !k.bindings.empty() &&
+      r.startup_digest != digest(k.bindings)) {
+    std::vector<uint64_t> body{k.addr, kCompareOnly};
+    for (const Range &b : k.bindings.ranges()) {
+      body.push_back(b.addr);
+      body.push_back(b.len);
+    }
+    transport::send(r.rank, MsgType::kLockBindings, body.data(), body.size() * sizeof(uint64_t), now);
+  }
   if (r.bind_version < k.bind_version) {
     std::vector<uint64_t> body{k.addr, k.bind_version};
     for (const Range &b : k.bindings.ranges()) {
@@ -374,6 +429,7 @@ void on_grant(const Header &h, Bytes head) {
   Lock &k = get(p.object);
   Frozen f(k);
   if (!k.waiting) malformed(h, "a grant this rank did not ask for");
+  if (k.theirs_from != kNone) startup_mismatch(k);
   k.t_seen = h.clock;
   if (ex.mode == MW_EXCLUSIVE) {
     if (ex.tenure == 0) malformed(h, "an exclusive grant of no tenure");
@@ -391,6 +447,14 @@ void on_bindings(const Header &h, Bytes payload) {
   std::vector<uint64_t> w(payload.size() / 8);
   std::memcpy(w.data(), payload.data(), payload.size());
   std::vector<Range> ranges;
+  if (w[1] == kCompareOnly) {  // the owner's start-up bindings, which differ from ours
+    for (size_t i = 2; i < w.size(); i += 2) ranges.push_back({w[i], w[i + 1]});
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Lock &k = get(w[0]);
+    k.theirs = std::move(ranges);
+    k.theirs_from = h.sender;
+    return;
+  }
   for (size_t i = 2; i < w.size(); i += 2) {
     // Bound here as where the binding was made: a page now wholly bound is entry
     // consistent on this rank too.
@@ -517,7 +581,8 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     k->look_after = kFirstLook;
     k->waiting = true;
     k->wanted = mode;
-    Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0};
+    Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0,
+              k->bind_version == 0 ? digest(k->bindings) : 0};
     // The owner serves itself within its tenure when nobody waits: an exclusive request
     // then only waits for the readers' revokes (and opens no tenure). Otherwise it asks
     // the manager like any rank, for a later tenure; the one it owns ends with the

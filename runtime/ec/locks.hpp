@@ -74,6 +74,7 @@ struct Request {  // LOCK_REQUEST, LOCK_FORWARD
   uint64_t bind_version;  // the acquirer's bindings, to tell whether the grant must carry them
   uint64_t tenure;  // set by the manager: the tenure that serves the request
   uint64_t opens;   // set by the manager: the tenure an exclusive request opens (else 0)
+  uint64_t startup_digest;  // bind_version 0: a digest of the acquirer's bindings (else 0)
 };
 struct GrantExtra {  // LOCK_GRANT: after its runs (ec/updates.hpp)
   uint32_t mode;

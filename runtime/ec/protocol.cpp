@@ -1,6 +1,8 @@
 #include "ec/protocol.hpp"
 
+#include <algorithm>
 #include <atomic>
+#include <vector>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -58,6 +60,24 @@ std::string data_name(uintptr_t addr) { return symbols::variable(addr); }
 
 void bindings_changed() { g_bind_generation.fetch_add(1, std::memory_order_release); }
 uint64_t bindings_generation() { return g_bind_generation.load(std::memory_order_acquire); }
+
+namespace {
+void (*g_double_write_hook)(const DoubleWrite &) = nullptr;
+}  // namespace
+void set_double_write_hook(void (*hook)(const DoubleWrite &)) { g_double_write_hook = hook; }
+void double_write(const DoubleWrite &w) {
+  if (g_double_write_hook) return g_double_write_hook(w);
+  static std::vector<uintptr_t> &warned = *new std::vector<uintptr_t>;  // under mu()
+  if (std::find(warned.begin(), warned.end(), w.barrier) != warned.end()) return;
+  warned.push_back(w.barrier);
+  warn("mw_barrier",
+       "ranks %d and %d both wrote %s [%zu bytes], bound to barrier %s, in one phase (crossing "
+       "%llu): the barrier keeps one rank's bytes; let one rank write each byte per phase "
+       "(reported once per barrier; mwcc -fmidway-check reports each)",
+       w.first, w.second, data_name(w.addr).c_str(), w.len,
+       barrier_name(reinterpret_cast<void *>(w.barrier)).c_str(),
+       static_cast<unsigned long long>(w.crossing));
+}
 
 void check_object(const char *call, const char *what, const void *object, size_t size) {
   if (!object) fatal(call, "the %s is NULL", what);

@@ -68,6 +68,20 @@ std::string data_name(uintptr_t addr);
 void bindings_changed();
 uint64_t bindings_generation();
 
+// Two ranks wrote the same bytes [addr, addr+len) of data bound to a barrier in one
+// phase (found where the barrier's manager merges their updates): the barrier keeps one
+// of them. Reported by the hook the checker sets in a check build (check/), else as a
+// warning, once per barrier.
+struct DoubleWrite {
+  uintptr_t barrier;
+  uint64_t crossing;
+  uintptr_t addr;
+  size_t len;
+  int first, second;  // the two ranks
+};
+void set_double_write_hook(void (*hook)(const DoubleWrite &));
+void double_write(const DoubleWrite &w);
+
 // The pages of data bound to nothing are the page layer's (rc/copysets), above this one;
 // what it must hear of entry-consistent data it hears through these, which it sets when
 // it takes the pages over (copysets::init, in a job of more than one rank). Unset (a
