@@ -630,7 +630,7 @@ void print_summary(const JobStats &js, const Known &known) {
       {"", "barriers", f::kBarriers, count},
       {"", "faults", f::kFaults, count},
       {"", "rejected", f::kRejected, count},
-      {"", "polls served", f::kPollsServed, count},
+      {"", "polls", f::kPollsServed, count},  // messages served at loop polls
   };
   for (size_t w = 0; w < mw::stats::kWaits; w++) {
     const char *wait = mw::stats::name(static_cast<mw::stats::Wait>(w));
