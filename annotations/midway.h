@@ -176,8 +176,8 @@ void __mw_check_load(const void *addr, size_t size, const struct mw_site *site);
 void __mw_check_store(const void *addr, size_t size, const struct mw_site *site);
 
 /* ------------------------------------------------------------------------------------
- * Polls: the contract between the pass and the runtime (opt-in for now: compile with
- * `-mllvm -midway-polls`; mwcc does not pass it until the runtime provides __mw_poll)
+ * Polls: the contract between the pass and the runtime (mwcc compiles them in by
+ * default; -fno-midway-polls, or the pass's -mllvm -midway-polls=false, leaves them out)
  *
  * So that a rank busy computing answers its peers within microseconds, the pass puts a
  * poll on loop back-edges (pass/Polls.cpp says which loops):
@@ -360,6 +360,7 @@ typedef struct mw_stats {
   double acquire_wait_seconds;   /* blocked in mw_acquire                         */
   double barrier_wait_seconds;   /* blocked in mw_barrier                         */
   double fault_wait_seconds;     /* blocked while a page fault was serviced       */
+  uint64_t polls_served;         /* messages served at the program's loop polls   */
 } mw_stats_t;
 
 /* This rank's figures so far, totals over every kind of message. */

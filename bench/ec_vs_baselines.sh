@@ -4,7 +4,7 @@
 # medians and their ratios.
 #
 #   bench/ec_vs_baselines.sh [--runs 5] [--provider shm|tcp] [--only "lock cached cold barrier grant mm"]
-#                            [--nprocs "2 4 8"] [--build DIR] [--no-pin] [--pin-midway] [--out FILE] [--log DIR]
+#                            [--nprocs "2 4 8"] [--build DIR] [--no-pin] [--unpin-midway] [--out FILE] [--log DIR]
 #
 # | Midway (ec_bench, mm_ec)                   | baseline                                 | target |
 # | lock hand-over, strict alternation (µs)    | fi_pingpong 8 B round trip (2 × usec/xfer)| ≤ 1.5× |
@@ -21,14 +21,12 @@
 # |   rank 0's input+compute+output phases     |   its elapsed_ms (first send to C done)  | ≤ 1.05×|
 # |   (mwrun --stats; at P <= cores only)      |                                          |        |
 #
-# Placement: each system as its launcher places it by default. At P <= cores the
-# baselines bind each rank to a core (mpirun's default --bind-to core; taskset for
-# fi_pingpong, as bench/transport_vs_raw.sh does); --no-pin unbinds them. Midway's ranks
-# run unbound, as mwrun starts them: a Midway rank is two threads (the application and
-# the service thread that answers lock requests), and bound to one core they take turns
-# on it (a rank spinning on a cached lock then serves a request only when the scheduler
-# preempts it: 170-190 us per lock hand-over instead of 17-25). --pin-midway binds them too
-# (mwrun --exec-prefix 'taskset -c {rank}'). At P > cores every rank is unbound, and
+# Placement: each system as its launcher places it by default. At P <= cores every rank
+# is bound to a core: the baselines by mpirun's default --bind-to core (taskset for
+# fi_pingpong, as bench/transport_vs_raw.sh does), Midway's by mwrun's default
+# --bind-to core (the service thread shares its rank's core; the application thread
+# serves requests at its loops' polls and while it waits). --no-pin unbinds them all;
+# --unpin-midway only Midway's (mwrun --bind-to none). At P > cores every rank is unbound, and
 # Open MPI runs with --oversubscribe --mca mpi_yield_when_idle 1 (DESIGN.md's reference
 # figures were measured that way).
 # --only breakdown (not run by default) splits a 1 MiB grant's time (see below).
@@ -47,7 +45,7 @@ provider=shm
 only="lock cached cold barrier grant mm"
 nprocs_list="2 4 8"
 pin=1      # the baselines
-pin_mw=0   # Midway
+pin_mw=1   # Midway (mwrun's default)
 out=""
 log=""
 
@@ -62,8 +60,8 @@ while [[ $# -gt 0 ]]; do
     --only) only=$2; shift 2 ;;
     --nprocs) nprocs_list=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
-    --no-pin) pin=0; shift ;;
-    --pin-midway) pin_mw=1; shift ;;
+    --no-pin) pin=0; pin_mw=0; shift ;;
+    --unpin-midway) pin_mw=0; shift ;;
     --out) out=$2; shift 2 ;;
     --log) log=$2; shift 2 ;;
     -h|--help) usage 0 ;;
@@ -134,7 +132,7 @@ getkey() { grep -o "^$2=[0-9.eE+-]*" "$1" 2>/dev/null | head -1 | cut -d= -f2; }
 mw_job() {
   local np=$1 key=$2; shift 2
   local pre=()
-  (( pin_mw && np <= $(nproc) )) && pre=(--exec-prefix 'taskset -c {rank}')
+  (( pin_mw )) || pre=(--bind-to none)
   timeout $tmo "$mwrun" -n "$np" --provider "$mw_prov" "${pre[@]}" "$@" >"$LOGF" 2>&1
   local rc=$?
   (( rc == 0 )) || echo "  midway run failed (exit $rc): mwrun -n $np $* (see $LOGF)" >&2
@@ -160,7 +158,7 @@ mpi_job() {
 mm_ec_once() {
   local np=$1
   local pre=()
-  (( pin_mw && np <= $(nproc) )) && pre=(--exec-prefix 'taskset -c {rank}')
+  (( pin_mw )) || pre=(--bind-to none)
   rm -f "$LOGF.json"
   timeout $tmo "$mwrun" -n "$np" --provider "$mw_prov" --stats="json:$LOGF.json" "${pre[@]}" "$mm_ec" ${MM_EC_ARGS:-} >"$LOGF" 2>&1
   local rc=$?

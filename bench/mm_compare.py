@@ -50,7 +50,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # is written to, and its arguments for a given --size. The mm programs are the point; the
 # others run on request with the sizes their tests use (--size sets SOR's grid).
 PROGRAMS = {
-    "mm_ec": ("MM-ec", "ec", lambda size: ["-n", str(size)]),
+    "mm_ec": ("MM-ec", "ec", lambda size: ["-n", str(size)]),  # any size (mw_malloc past 512)
     "mm_rc": ("MM-rc", "rc", lambda size: ["-n", str(size)]),
     "sor_ec": ("SOR-ec", "ec", lambda size: ["-m", str(size), "-n", str(size), "-i", "30"]),
     "tsp_ec": ("TSP-ec", "ec", lambda size: ["-c", "12"]),
@@ -58,6 +58,8 @@ PROGRAMS = {
     "water_ec": ("Water-ec", "ec", lambda size: ["-k", "64", "-t", "6"]),
 }
 SIZED = {"mm_ec", "mm_rc", "sor_ec"}  # programs whose arguments --size sets
+MAX_SIZE = {"mm_rc": 512, "sor_ec": 512}  # the others take any --size
+ITERATED = {"mm_ec"}  # programs that take --iterations K (warm iterations)
 
 PHASES = ("input", "compute", "output")
 KINDS = ("lock", "grant", "barrier", "page", "update", "control")
@@ -82,7 +84,12 @@ def parse_args(argv):
     p.add_argument("--procs", default="1,2,4,8",
                    help="comma-separated process counts (default: %(default)s)")
     p.add_argument("--size", type=int, default=512,
-                   help="matrix size N, 1..512, for N x N floats (default: %(default)s)")
+                   help="matrix size N >= 1, for N x N floats (default: %(default)s; MM-rc and "
+                        "SOR-ec take at most 512)")
+    p.add_argument("--iterations", type=int, default=1,
+                   help="MM-ec: input, compute and output K times over the same matrices, the "
+                        "first cold, the others warm; each iteration's median is in the JSON "
+                        "and below the table (default: %(default)s)")
     p.add_argument("--repeat", type=int, default=3,
                    help="runs per configuration; the table shows medians (default: %(default)s)")
     p.add_argument("--out", default=None,
@@ -102,8 +109,10 @@ def parse_args(argv):
     if not a.procs or any(n < 1 or n > 4096 for n in a.procs):
         fail("--procs: each process count must be 1..4096")
     a.procs = sorted(set(a.procs))
-    if not 1 <= a.size <= 512:
-        fail(f"--size {a.size}: must be 1..512 (the programs' matrices are 512 x 512 at most)")
+    if a.size < 1:
+        fail(f"--size {a.size}: must be at least 1")
+    if a.iterations < 1:
+        fail("--iterations must be at least 1")
     if a.repeat < 1:
         fail("--repeat must be at least 1")
     if a.timeout < 1:
@@ -113,6 +122,10 @@ def parse_args(argv):
     if not a.programs or unknown:
         fail(f"--programs: unknown {', '.join(unknown) or '(none given)'}; "
              f"known: {', '.join(PROGRAMS)}")
+    too_big = [x for x in a.programs if a.size > MAX_SIZE.get(x, a.size)]
+    if too_big:
+        fail(f"--size {a.size}: " + ", ".join(f"{PROGRAMS[x][0]} takes at most {MAX_SIZE[x]}"
+                                              for x in too_big))
     a.build = os.path.abspath(a.build)
     a.out = os.path.abspath(a.out or os.path.join(a.build, "mm_compare"))
     return a
@@ -151,6 +164,10 @@ def figures_of(stats, elapsed_printed):
     f["mbytes"] = f["payload_mb"] + f["protocol_mb"]
     for ph in PHASES:
         f[ph] = master.get(f"phase.{ph}.seconds")
+    # --iterations: each iteration's time at the master (phase "iteration_<k>").
+    f["iterations"] = []
+    while (t := master.get(f"phase.iteration_{len(f['iterations']) + 1}.seconds")) is not None:
+        f["iterations"].append(t)
     return f
 
 
@@ -214,6 +231,8 @@ def median_of(runs):
         med[k] = statistics.median(vals) if vals else None
     if ok:
         med["msgs_by_kind"] = {k: statistics.median(r["msgs_by_kind"][k] for r in ok) for k in KINDS}
+        k_all = min(len(r.get("iterations", [])) for r in ok)
+        med["iterations"] = [statistics.median(r["iterations"][i] for r in ok) for i in range(k_all)]
     return med
 
 
@@ -350,6 +369,8 @@ def main(argv):
     for prog in args.programs:
         label, model, argf = PROGRAMS[prog]
         pargs = argf(args.size)
+        if prog in ITERATED and args.iterations > 1:
+            pargs += ["--iterations", str(args.iterations)]
         seq = exe[prog] + "_seq"
         if os.access(seq, os.X_OK):
             configs.append({"program": prog, "label": label, "model": model, "procs": 1,
@@ -438,6 +459,22 @@ def main(argv):
     print()
     for line in table_lines(configs, args):
         print(line)
+    if args.iterations > 1:
+        print()
+        print(f"Each iteration (ms, medians; the first cold, the others warm; speedup of the "
+              f"warm median against the sequential row's):")
+        for c in configs:
+            its = c["median"].get("iterations") or []
+            if len(its) < 2:
+                continue
+            warm = statistics.median(its[1:])
+            seq = next((x for x in configs if x["program"] == c["program"] and x["sequential"]), None)
+            seq_its = (seq["median"].get("iterations") or []) if seq else []
+            sp = (f", warm speedup {statistics.median(seq_its[1:]) / warm:.2f}"
+                  if len(seq_its) > 1 and warm else "")
+            c["warm_seconds"] = warm
+            print(f"  {c['label']} {'seq' if c['sequential'] else 'P=%d' % c['procs']}: "
+                  + " ".join(f"{t * 1e3:.2f}" for t in its) + sp)
     other = [p for p in args.programs if baseline.get(p, (0, "sequential"))[1] != "sequential"]
     if other:
         print("(no sequential row for " + ", ".join(other) + ": speedup against mwrun -n 1 "
@@ -448,6 +485,7 @@ def main(argv):
     doc = {
         "title": title, "date": stamp, "host": platform.node(), "cpus": os.cpu_count(),
         "build": args.build, "provider": args.provider, "size": args.size,
+        "iterations": args.iterations,
         "repeat": args.repeat, "procs": args.procs, "programs": args.programs,
         "columns": {
             "elapsed": "seconds, the program's printed elapsed time",

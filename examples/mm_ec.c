@@ -23,7 +23,15 @@
  * input (the acquires), compute and output (the final barrier) are Table 1's columns,
  * reported by `mwrun --stats`.
  *
- *   mwcc -O2 mm_ec.c -o mm_ec && mwrun -n 4 --stats ./mm_ec [-n 512] [-s seed]
+ *   mwcc -O2 mm_ec.c -o mm_ec && mwrun -n 4 --stats ./mm_ec [-n 512] [-s seed] [--iterations K]
+ *
+ * Any N: up to 512 the matrices are the static arrays below; larger ones come from the
+ * master's part of the shared heap (mw_malloc), their addresses passed to the others
+ * through a barrier. --iterations K repeats input, compute and output K times over the
+ * same matrices, the master rewriting the inputs each time (seed + k): the first
+ * iteration is cold (every page and line moves for the first time), the others warm,
+ * as ArgoDSM's benchmarks report them. Each iteration's time (rank 0, from the master's
+ * first write to the gathered C) is the phase "iteration_<k>" in mwrun --stats.
  *
  * Rank 0 checks C against a sequential multiply of private copies of the inputs and
  * exits non-zero on any difference. The inputs are multiples of 1/8 no larger than 1 in
@@ -44,28 +52,35 @@
 #include <string.h>
 #include <time.h>
 
-#define MAXN 512 /* the matrices' size is fixed at compile time; -n picks n <= MAXN */
-#define MAXP 256 /* most ranks the program handles                               */
+#define MAXN 512 /* up to this size the matrices are static; larger ones, mw_malloc */
+#define MAXP 256 /* most ranks the program handles                                 */
+#define MAXK 1000 /* most iterations                                               */
 
-MW_SHARED __attribute__((aligned(4096))) float A[MAXN][MAXN];
-MW_SHARED __attribute__((aligned(4096))) float B[MAXN][MAXN];
-MW_SHARED __attribute__((aligned(4096))) float C[MAXN][MAXN];
+MW_SHARED __attribute__((aligned(4096))) float static_A[MAXN * MAXN];
+MW_SHARED __attribute__((aligned(4096))) float static_B[MAXN * MAXN];
+MW_SHARED __attribute__((aligned(4096))) float static_C[MAXN * MAXN];
+/* Where the matrices are (static or the master's heap), written by the master before
+ * the barrier `placed`, which carries them to every rank. */
+MW_SHARED float *placed_at[3];
+MW_SHARED mw_barrier_t placed;
 
 MW_SHARED mw_lock_t lock_A[MAXP]; /* lock_A[r]: rank r's rows of A */
 MW_SHARED mw_lock_t lock_B;       /* all of B                      */
 MW_SHARED mw_barrier_t start;     /* the inputs are written        */
 MW_SHARED mw_barrier_t done;      /* carries C to rank 0           */
 
-/* Private: the sequential reference. */
-static float refA[MAXN][MAXN], refB[MAXN][MAXN], refC[MAXN][MAXN];
+/* Every matrix is n x n floats, row i at m + i * n. */
+static float *A, *B, *C;
 
 static void usage(FILE *f) {
   fprintf(f,
-          "usage: mm_ec [-n N] [-s SEED]\n"
-          "  C = A x B with N x N floats (1 <= N <= %d, default 512) under entry\n"
+          "usage: mm_ec [-n N] [-s SEED] [--iterations K]\n"
+          "  C = A x B with N x N floats (N >= 1, default 512) under entry\n"
           "  consistency, Midway's MM-ec; SEED (default 1) varies the inputs.\n"
+          "  K (1 to %d, default 1): input, compute and output K times, the inputs\n"
+          "  rewritten by the master each time (the first iteration cold, the others warm).\n"
           "  Run with mwrun -n P [--stats]; rank 0 verifies C sequentially.\n",
-          MAXN);
+          MAXK);
 }
 
 /* The inputs: multiples of 1/8 in [-1, 1], a hash of (i, j, seed, which matrix). */
@@ -77,19 +92,19 @@ static float input(int i, int j, unsigned seed, unsigned which) {
   return (float)((int)(h % 17u) - 8) / 8.0f;
 }
 
-static void fill(float (*m)[MAXN], int lo, int hi, int n, unsigned seed, unsigned which) {
+static void fill(float *m, int lo, int hi, int n, unsigned seed, unsigned which) {
   for (int i = lo; i < hi; i++)
-    for (int j = 0; j < n; j++) m[i][j] = input(i, j, seed, which);
+    for (int j = 0; j < n; j++) m[(size_t)i * n + j] = input(i, j, seed, which);
 }
 
 /* Rows [lo, hi) of c = a x b; the same code computes the shared and the private product. */
-static void multiply(float (*c)[MAXN], float (*a)[MAXN], float (*b)[MAXN], int lo, int hi,
-                     int n) {
+static void multiply(float *c, const float *a, const float *b, int lo, int hi, int n) {
   for (int i = lo; i < hi; i++) {
-    for (int j = 0; j < n; j++) c[i][j] = 0.0f;
+    float *ci = c + (size_t)i * n;
+    for (int j = 0; j < n; j++) ci[j] = 0.0f;
     for (int k = 0; k < n; k++) {
-      float aik = a[i][k];
-      for (int j = 0; j < n; j++) c[i][j] += aik * b[k][j];
+      const float aik = a[(size_t)i * n + k], *bk = b + (size_t)k * n;
+      for (int j = 0; j < n; j++) ci[j] += aik * bk[j];
     }
   }
 }
@@ -109,7 +124,7 @@ static int parse_int(const char *s, int *out) {
 }
 
 int main(int argc, char **argv) {
-  int n = MAXN, seed = 1;
+  int n = MAXN, seed = 1, iterations = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
       usage(stdout);
@@ -118,14 +133,22 @@ int main(int argc, char **argv) {
       i++;
     } else if (!strcmp(argv[i], "-s") && i + 1 < argc && parse_int(argv[i + 1], &seed)) {
       i++;
+    } else if (!strcmp(argv[i], "--iterations") && i + 1 < argc &&
+               parse_int(argv[i + 1], &iterations)) {
+      i++;
     } else {
       fprintf(stderr, "mm_ec: bad argument '%s'\n", argv[i]);
       usage(stderr);
       return 2;
     }
   }
-  if (n < 1 || n > MAXN) {
-    fprintf(stderr, "mm_ec: -n %d is out of range\n", n);
+  if (n < 1 || n > 46340) { /* n * n must fit an int */
+    fprintf(stderr, "mm_ec: -n %d is out of range (1 to 46340)\n", n);
+    usage(stderr);
+    return 2;
+  }
+  if (iterations < 1 || iterations > MAXK) {
+    fprintf(stderr, "mm_ec: --iterations %d is out of range (1 to %d)\n", iterations, MAXK);
     usage(stderr);
     return 2;
   }
@@ -137,8 +160,17 @@ int main(int argc, char **argv) {
     mw_finalize();
     return 2;
   }
+  const size_t row = (size_t)n * sizeof(float), all = (size_t)n * row;
+  mw_barrier_bind(&placed, placed_at, sizeof placed_at);
+  if (me == 0) {
+    int heap = n > MAXN;
+    placed_at[0] = heap ? mw_malloc(all) : static_A;
+    placed_at[1] = heap ? mw_malloc(all) : static_B;
+    placed_at[2] = heap ? mw_malloc(all) : static_C;
+  }
+  mw_barrier(&placed);
+  A = placed_at[0], B = placed_at[1], C = placed_at[2];
   const double t0 = now();
-  const size_t row = sizeof A[0];
 #define LO(r) ((int)((long)n * (r) / P))
 
   /* Start-up: every rank makes the same bindings before anyone acquires. A band of
@@ -148,63 +180,94 @@ int main(int argc, char **argv) {
   for (int r = 0; r < P; r++) {
     int lo = LO(r), hi = LO(r + 1);
     if (hi == lo) continue;
-    mw_bind(&lock_A[r], A[lo], (size_t)(hi - lo) * row);
-    mw_barrier_bind(&done, C[lo], (size_t)(hi - lo) * row);
+    mw_bind(&lock_A[r], A + (size_t)lo * n, (size_t)(hi - lo) * row);
+    mw_barrier_bind(&done, C + (size_t)lo * n, (size_t)(hi - lo) * row);
   }
-
-  /* The master writes the inputs, each under its lock held exclusively. */
-  if (me == 0) {
-    mw_acquire(&lock_B, MW_EXCLUSIVE);
-    fill(B, 0, n, n, (unsigned)seed, 1);
-    mw_release(&lock_B);
-    for (int r = 0; r < P; r++) {
-      int lo = LO(r), hi = LO(r + 1);
-      if (hi == lo) continue;
-      mw_acquire(&lock_A[r], MW_EXCLUSIVE);
-      fill(A, lo, hi, n, (unsigned)seed, 0);
-      mw_release(&lock_A[r]);
-    }
-  }
-  mw_barrier(&start);
-
   const int lo = LO(me), hi = LO(me + 1);
-  mw_phase_begin("input");
-  mw_acquire(&lock_B, MW_NONEXCLUSIVE);
-  if (hi > lo) mw_acquire(&lock_A[me], MW_NONEXCLUSIVE);
-  mw_phase_end("input");
-
-  mw_phase_begin("compute");
-  multiply(C, A, B, lo, hi, n);
-  mw_phase_end("compute");
-  if (hi > lo) mw_release(&lock_A[me]);
-  mw_release(&lock_B);
-
-  mw_phase_begin("output");
-  mw_barrier_final(&done); /* rank 0 waits for every band of C; the others go on */
-  mw_phase_end("output");
-  const double elapsed = now() - t0;
-
+  /* Private: the sequential reference, at the master. */
+  float *refA = NULL, *refB = NULL, *refC = NULL;
+  if (me == 0 && (!(refA = malloc(all)) || !(refB = malloc(all)) || !(refC = malloc(all)))) {
+    fprintf(stderr, "mm_ec: no memory for the sequential reference (3 x %zu bytes)\n", all);
+    mw_finalize();
+    return 2;
+  }
+  double times[MAXK], first_end = t0;
   int status = 0;
-  if (me == 0) {
-    fill(refA, 0, n, n, (unsigned)seed, 0);
-    fill(refB, 0, n, n, (unsigned)seed, 1);
-    multiply(refC, refA, refB, 0, n, n);
-    long bad = 0;
-    int bi = -1, bj = -1;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < n; j++)
-        if (memcmp(&C[i][j], &refC[i][j], sizeof(float)) != 0 && bad++ == 0) bi = i, bj = j;
-    if (bad) {
-      int owner = 0;
-      while (LO(owner + 1) <= bi) owner++;
-      fprintf(stderr,
-              "mm_ec: MISMATCH: %ld of %ld elements of C differ from the sequential product; "
-              "first C[%d][%d] = %g, expected %g (row %d belongs to rank %d)\n",
-              bad, (long)n * n, bi, bj, (double)C[bi][bj], (double)refC[bi][bj], bi, owner);
-      status = 1;
+
+  for (int it = 0; it < iterations; it++) { /* every rank runs them all, even after a mismatch */
+    const unsigned s = (unsigned)seed + (unsigned)it;
+    char name[32];
+    snprintf(name, sizeof name, "iteration_%d", it + 1);
+    const double ti = now();
+    mw_phase_begin(name);
+    /* The master writes the inputs, each under its lock held exclusively. */
+    if (me == 0) {
+      mw_acquire(&lock_B, MW_EXCLUSIVE);
+      fill(B, 0, n, n, s, 1);
+      mw_release(&lock_B);
+      for (int r = 0; r < P; r++) {
+        int rlo = LO(r), rhi = LO(r + 1);
+        if (rhi == rlo) continue;
+        mw_acquire(&lock_A[r], MW_EXCLUSIVE);
+        fill(A, rlo, rhi, n, s, 0);
+        mw_release(&lock_A[r]);
+      }
     }
-    printf("mm_ec: n=%d P=%d: result %s, elapsed %.6f s\n", n, P, status ? "WRONG" : "ok",
-           elapsed);
+    mw_barrier(&start);
+
+    mw_phase_begin("input");
+    mw_acquire(&lock_B, MW_NONEXCLUSIVE);
+    if (hi > lo) mw_acquire(&lock_A[me], MW_NONEXCLUSIVE);
+    mw_phase_end("input");
+
+    mw_phase_begin("compute");
+    multiply(C, A, B, lo, hi, n);
+    mw_phase_end("compute");
+    if (hi > lo) mw_release(&lock_A[me]);
+    mw_release(&lock_B);
+
+    mw_phase_begin("output");
+    mw_barrier_final(&done); /* rank 0 waits for every band of C; the others go on */
+    mw_phase_end("output");
+    mw_phase_end(name);
+    const double tend = now();
+    times[it] = tend - ti;
+    if (it == 0) first_end = tend;
+
+    if (me == 0) {
+      fill(refA, 0, n, n, s, 0);
+      fill(refB, 0, n, n, s, 1);
+      multiply(refC, refA, refB, 0, n, n);
+      long bad = 0;
+      size_t first = 0;
+      for (size_t e = 0; e < (size_t)n * n; e++)
+        if (memcmp(&C[e], &refC[e], sizeof(float)) != 0 && bad++ == 0) first = e;
+      if (bad) {
+        const int bi = (int)(first / (size_t)n), bj = (int)(first % (size_t)n);
+        int owner = 0;
+        while (LO(owner + 1) <= bi) owner++;
+        fprintf(stderr,
+                "mm_ec: MISMATCH in iteration %d: %ld of %ld elements of C differ from the "
+                "sequential product; first C[%d][%d] = %g, expected %g (row %d belongs to rank "
+                "%d)\n",
+                it + 1, bad, (long)n * n, bi, bj, (double)C[first], (double)refC[first], bi, owner);
+        status = 1;
+      }
+    }
+  }
+  /* The iterations' times, without the checks between them (with one iteration, the
+   * time since the start-up bindings, as before there were iterations). */
+  double elapsed = iterations == 1 ? first_end - t0 : 0;
+  for (int it = 0; iterations > 1 && it < iterations; it++) elapsed += times[it];
+
+  if (me == 0) {
+    printf("mm_ec: n=%d P=%d: result %s, elapsed %.6f s", n, P, status ? "WRONG" : "ok", elapsed);
+    if (iterations > 1) {
+      printf("; iterations (s):");
+      for (int it = 0; it < iterations; it++) printf(" %.6f", times[it]);
+    }
+    printf("\n");
+    free(refA), free(refB), free(refC);
   }
   mw_finalize();
   return status;

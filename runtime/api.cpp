@@ -21,6 +21,7 @@
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
 #include "core/settings.hpp"
+#include "core/signals.hpp"
 #include "memory/heap.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
@@ -69,6 +70,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   cfg.provider = mw::settings::text(mw::settings::Id::MW_PROVIDER);
   cfg.all_local = job.all_local;
   cfg.job_secret = job.secret;
+  cfg.poll_word_at = reinterpret_cast<void *>(MW_POLL_WORD);
   const std::vector<uint8_t> me = mw::transport::open(cfg);
   mw::bootstrap::put("fabric.address", me.data(), me.size());
   mw::bootstrap::fence();
@@ -166,6 +168,16 @@ MW_EXPORT void *mw_malloc_lines(size_t size, size_t line) {
 MW_EXPORT void mw_free(void *p) {
   require_running("mw_free");
   mw::heap::release(p);
+}
+
+// A poll at a loop's back-edge (midway.h, "Polls"; pass/Polls.cpp) found this rank's poll
+// word set: serve what peers posted, here, instead of waiting for the service thread to
+// get a core. Nothing in a signal handler (it may have interrupted malloc or the runtime
+// itself: core/signals.hpp) or outside a running job; serve_polled() declines inside
+// the runtime on this thread and while another thread holds the progress role.
+MW_EXPORT void __mw_poll(void) {
+  if (mw::signals::in_handler() || g_state != JobState::kRunning) return;
+  if (const int n = mw::transport::serve_polled(); n > 0) mw::stats::polls_served(n);
 }
 
 MW_EXPORT void __mw_mark_range(const void *addr, size_t len) { mw::dirty::mark(addr, len); }

@@ -13,6 +13,7 @@
 // mwrun blocks in sigtimedwait for the whole job: SIGCHLD, the signals it forwards and
 // its own deadlines are the only things that wake it.
 #include <fcntl.h>
+#include <sched.h>
 #include <ftw.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -82,6 +83,11 @@ Options:
   --stats=json:FILE        write every rank's statistics and the totals to FILE, as
                            {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
   --timeout S              stop the job if it runs longer than S seconds (exit 124)
+  --bind-to core|none      core: bind rank r to the r-th CPU mwrun may use
+                           (sched_setaffinity; its service thread runs there too);
+                           none: let the kernel place the ranks. Default: core when
+                           the ranks fit on the CPUs mwrun may use, none when they
+                           outnumber them (--bind-to core is then an error)
   --exec-prefix 'CMD'      run each rank as CMD PROGRAM [ARGS...]; CMD's words are
                            split on spaces and {rank} in them becomes the rank, e.g.
                            --exec-prefix 'valgrind -q' or, to place each rank in a
@@ -179,6 +185,8 @@ struct Options {
   int nprocs = 0;
   std::optional<std::string> provider, model, stats;
   int timeout_s = 0;  // 0: no limit
+  std::optional<bool> bind;  // --bind-to: core (true) or none (false); unset: by count
+  std::vector<int> cpus;     // by rank, the CPU it is bound to (placement()); empty: none
   std::vector<std::string> exec_prefix;  // words run before the program; {rank} replaced
   std::vector<std::string> command;
 };
@@ -250,6 +258,9 @@ Options parse(int argc, char **argv) {
       if (o.exec_prefix.empty()) usage_error("--exec-prefix needs a command, e.g. 'valgrind -q'");
     } else if (auto v = value_of(a, "--timeout"); v) {
       o.timeout_s = parse_count("--timeout", *v, 1 << 24);
+    } else if (auto v = value_of(a, "--bind-to"); v) {
+      if (*v != "core" && *v != "none") usage_error("--bind-to takes core or none, not '%s'", v->c_str());
+      o.bind = *v == "core";
     } else {
       usage_error("unknown option '%s'", argv[i]);
     }
@@ -262,6 +273,31 @@ Options parse(int argc, char **argv) {
   if (const char *env = std::getenv("MW_STATS"); !o.stats && env && *env)
     o.stats = checked("MW_STATS", mw::settings::Id::MW_STATS, env);
   return o;
+}
+
+// The CPUs each rank is bound to (--bind-to), by rank; empty: not bound. As mpirun: a
+// core each while the ranks fit, since a rank moved by the scheduler loses its caches and,
+// worse, may land on the core of a peer it is waiting for. More ranks than CPUs are left
+// to the scheduler (binding would stack ranks on some cores and leave others idle).
+std::vector<int> placement(const Options &o) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+    if (o.bind.value_or(false)) usage_error("--bind-to core: cannot read mwrun's CPUs: %s", std::strerror(errno));
+    return {};
+  }
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; c++)
+    if (CPU_ISSET(c, &mine)) cpus.push_back(c);
+  if (o.bind == false) return {};
+  if (o.nprocs > static_cast<int>(cpus.size())) {
+    if (o.bind == true)
+      usage_error("--bind-to core: %d ranks but only %zu CPUs to bind them to (use --bind-to none)",
+                  o.nprocs, cpus.size());
+    return {};
+  }
+  cpus.resize(static_cast<size_t>(o.nprocs));
+  return cpus;
 }
 
 // As execvp will: a name with a slash is a path, any other is looked up in PATH.
@@ -546,7 +582,7 @@ Known known_fields(const JobStats &js) {
   for (const char *name :
        {f::kElapsed, f::kMsgsSent, f::kMsgsReceived, f::kPayloadSent, f::kPayloadReceived,
         f::kProtocolSent, f::kProtocolReceived, f::kAcquiresLocal, f::kAcquiresRemote,
-        f::kBarriers, f::kFaults, f::kRejected})
+        f::kBarriers, f::kFaults, f::kRejected, f::kPollsServed})
     k.fields.insert(name);
   for (size_t w = 0; w < mw::stats::kWaits; w++)
     k.fields.insert(std::string(mw::stats::name(static_cast<mw::stats::Wait>(w))) + f::kWaitSuffix);
@@ -598,6 +634,7 @@ void print_summary(const JobStats &js, const Known &known) {
       {"", "barriers", f::kBarriers, count},
       {"", "faults", f::kFaults, count},
       {"", "rejected", f::kRejected, count},
+      {"", "polls", f::kPollsServed, count},  // messages served at loop polls
   };
   for (size_t w = 0; w < mw::stats::kWaits; w++) {
     const char *wait = mw::stats::name(static_cast<mw::stats::Wait>(w));
@@ -846,6 +883,16 @@ class Job {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != mwrun) _exit(EXIT_FAILURE);
         sigprocmask(SIG_SETMASK, &original, nullptr);
+        if (!o_.cpus.empty()) {
+          cpu_set_t one;
+          CPU_ZERO(&one);
+          CPU_SET(o_.cpus[static_cast<size_t>(r)], &one);
+          if (sched_setaffinity(0, sizeof one, &one) != 0) {
+            std::fprintf(stderr, "mwrun: rank %d: cannot bind to CPU %d: %s\n", r,
+                         o_.cpus[static_cast<size_t>(r)], std::strerror(errno));
+            _exit(EXIT_FAILURE);
+          }
+        }
         if (r != 0 || stdin_is_tty) {
           // A rank reading the terminal from a background process group would be stopped.
           FILE *null = std::freopen("/dev/null", "r", stdin);
@@ -941,6 +988,7 @@ void remove_leftovers() {
 
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
+  o.cpus = placement(o);
   check_program(o.command[0]);
   remove_leftovers();
   int code;

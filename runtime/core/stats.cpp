@@ -162,6 +162,7 @@ Snapshot snapshot() {
   s.lock_acquires_remote = g_events.lock_acquires_remote.load(relaxed);
   s.barrier_crossings = g_events.barrier_crossings.load(relaxed);
   s.page_faults = g_events.page_faults.load(relaxed);
+  s.polls_served = g_events.polls_served.load(relaxed);
   for (size_t w = 0; w < kWaits; w++) s.wait_ns[w] = g_events.wait_ns[w].load(relaxed);
   s.elapsed_ns = now - g_start_ns.load(relaxed);
   std::lock_guard<std::mutex> hold(g_phase_mutex);
@@ -180,7 +181,7 @@ void reset() {
         c->store(0, relaxed);
   for (detail::Counter *c :
        {&g_messages.rejected, &g_events.lock_acquires_local, &g_events.lock_acquires_remote,
-        &g_events.barrier_crossings, &g_events.page_faults})
+        &g_events.barrier_crossings, &g_events.page_faults, &g_events.polls_served})
     c->store(0, relaxed);
   for (detail::Counter &c : g_events.wait_ns) c.store(0, relaxed);
   const uint64_t now = now_ns();
@@ -207,6 +208,7 @@ mw_stats_t to_public(const Snapshot &s) {
   out.lock_acquires_remote = s.lock_acquires_remote;
   out.barrier_crossings = s.barrier_crossings;
   out.page_faults = s.page_faults;
+  out.polls_served = s.polls_served;
   out.rejected_messages = s.rejected_messages;
   out.elapsed_seconds = seconds(s.elapsed_ns);
   out.acquire_wait_seconds = wait(Wait::Acquire);
@@ -262,6 +264,7 @@ std::string to_json(const Snapshot &s) {
   o.count(f::kBarriers, s.barrier_crossings);
   o.count(f::kFaults, s.page_faults);
   o.count(f::kRejected, s.rejected_messages);
+  o.count(f::kPollsServed, s.polls_served);
   for (size_t w = 0; w < kWaits; w++)
     o.seconds(std::string(name(static_cast<Wait>(w))) + f::kWaitSuffix, s.wait_ns[w]);
   for (auto [prefix, by_kind] : {std::pair{f::kSentPrefix, &s.sent},

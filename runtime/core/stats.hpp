@@ -92,6 +92,7 @@ struct alignas(64) Messages {
 struct alignas(64) Events {
   Counter lock_acquires_local{0}, lock_acquires_remote{0};
   Counter barrier_crossings{0}, page_faults{0};
+  Counter polls_served{0};  // messages served at the program's polls
   std::array<Counter, kWaits> wait_ns{};
 };
 
@@ -129,6 +130,7 @@ inline void lock_acquire(bool remote) {
 }
 inline void barrier_crossed() { detail::add(detail::g_events.barrier_crossings, 1); }
 inline void page_fault() { detail::add(detail::g_events.page_faults, 1); }
+inline void polls_served(uint64_t n) { detail::add(detail::g_events.polls_served, n); }
 
 // Time blocked in w, in nanoseconds.
 inline void add_wait(Wait w, uint64_t ns) {
@@ -189,7 +191,7 @@ struct Snapshot {
   std::array<Traffic, kKinds> sent{}, received{};
   uint64_t rejected_messages = 0;
   uint64_t lock_acquires_local = 0, lock_acquires_remote = 0;
-  uint64_t barrier_crossings = 0, page_faults = 0;
+  uint64_t barrier_crossings = 0, page_faults = 0, polls_served = 0;
   std::array<uint64_t, kWaits> wait_ns{};
   uint64_t elapsed_ns = 0;  // since start() or the last reset()
   // Every phase named so far, in the order first begun, with its time up to now.
@@ -222,6 +224,7 @@ constexpr const char *kAcquiresRemote = "lock_acquires_remote";
 constexpr const char *kBarriers = "barrier_crossings";
 constexpr const char *kFaults = "page_faults";
 constexpr const char *kRejected = "rejected_messages";
+constexpr const char *kPollsServed = "polls_served";
 // "<wait>_wait_seconds": acquire_wait_seconds, barrier_wait_seconds, fault_wait_seconds.
 constexpr const char *kWaitSuffix = "_wait_seconds";
 // By kind: "sent.<kind>.msgs", "sent.<kind>.payload_bytes", "sent.<kind>.protocol_bytes",

@@ -113,6 +113,14 @@ __attribute__((constructor(101))) void setup() {
           static_cast<unsigned long>(brk), static_cast<unsigned long>(kBase),
           static_cast<unsigned long>(kEnd));
 
+  // The poll word (midway.h, "Polls"): code built with polls reads it from the start,
+  // before mw_init and after mw_finalize too, and finds zero here. mw_init maps this
+  // rank's word from the job's doorbell page over it (transport::Config::poll_word_at).
+  reserve(MW_POLL_WORD, MW_POLL_WORD + g_page, "poll word's page");
+  if (mprotect(reinterpret_cast<void *>(MW_POLL_WORD), g_page, PROT_READ) != 0)
+    fatal_errno("mw_init", "cannot map the poll word's page at 0x%lx",
+                static_cast<unsigned long>(MW_POLL_WORD));
+
   // exec mapped the static part; the rest of the window waits for the heap.
   reserve(round_up(g_layout.static_end, g_page), kEnd, "shared window");
   reserve(shadow_of(kBase), round_up(shadow_of(kEnd), g_page), "dirty map");

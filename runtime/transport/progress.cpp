@@ -20,6 +20,7 @@ namespace mw::transport {
 constexpr long kHandbackGraceNs = 100'000;      // kFd: see park()
 constexpr long kSleepMaxNs = 2'000'000;
 constexpr uint64_t kMaxBulkSpinNs = 2'000'000;  // see spin_budget_ns()
+constexpr int kPollTakeTries = 512;              // serve_polled(): a few microseconds
 
 Progress &prog = *new Progress;
 constinit thread_local int t_role_depth = 0;
@@ -98,6 +99,13 @@ class IdleTimer {
  public:
   // pause_polls: the first stage's length (1: none; wait_shared spent it already).
   explicit IdleTimer(unsigned pause_polls = prog.pause_polls) : pause_(pause_polls) {}
+  // The service thread's: the role is let go around each sched_yield, so that a poll in
+  // the program's code (serve_polled) finds it free while this thread waits for a core.
+  // On a core shared with the application thread a yield lasts the application's whole
+  // time slice, milliseconds, and a role kept over it made every poll find it taken.
+  explicit IdleTimer(std::unique_lock<std::mutex> *role) : role_(role) {}
+  // The role was taken by another thread during a yield: stop polling, without blocking.
+  bool lost() const { return role_ && !role_->owns_lock(); }
   void work() { empty_ = 0; }
   bool first_stage() const { return empty_ + 1 < pause_; }
   // Between two empty polls: false to keep polling (after relaxing), true to block.
@@ -111,12 +119,21 @@ class IdleTimer {
     if (empty_ == first) since_ = thread_cpu_ns();
     else if (empty_ > first && (empty_ & 31) == 0 && thread_cpu_ns() - since_ > spin_budget_ns())
       return true;
+    if (!role_) {
+      sched_yield();
+      return false;
+    }
+    t_role_depth = 0;
+    role_->unlock();
     sched_yield();
+    if (!role_->try_lock()) return true;  // lost()
+    t_role_depth = 1;
     return false;
   }
 
  private:
-  unsigned pause_;
+  std::unique_lock<std::mutex> *role_ = nullptr;
+  unsigned pause_ = prog.pause_polls;
   unsigned empty_ = 0;
   long since_ = 0;
 };
@@ -151,8 +168,6 @@ void nudge() {
     sched_yield();
   }
 }
-
-
 
 // An application thread wants the progress role (drive()): the service thread stands
 // aside while waiters > 0. Called before the role is taken.
@@ -226,6 +241,53 @@ void hand_back(std::unique_lock<std::mutex> &role, bool ran_handlers, const uint
   // checks waiters, so one of us sees the other.
   if (last && wake.wait == WaitMode::kFd && wake.service_untimed.load()) work_left = true;
   if (work_left) wake_local();
+}
+
+// A poll in the program's code (transport.hpp).
+int serve_polled() {
+  if (!fab.connected || wake.wait != WaitMode::kDoorbell || t_role_depth > 0 || t_in_handler ||
+      t_is_service)
+    return 0;
+  // Cleared before the CQ is looked at: a message posted after this look sets it again.
+  if (poll_word(fab.cfg.rank)->exchange(0, std::memory_order_acquire) == 0) return 0;
+  std::unique_lock<std::mutex> role(prog.role_mu, std::try_to_lock);
+  const bool asked = !role.owns_lock();
+  if (asked) {
+    // Most often the service thread holds it, woken by the same ring, looking for more
+    // work before it sleeps again: asked to stand aside (waiters, as a waiting call
+    // asks), it lets go within one of its polls. Not for long: a holder inside a handler
+    // (a send waiting for its kDone) keeps it, and serves the messages itself.
+    enter_progress();
+    for (int i = 0; i < kPollTakeTries && !role.try_lock(); ++i) cpu_relax();
+    if (!role.owns_lock()) {
+      // Nobody progresses for us now: a parked service thread must look again.
+      if (prog.waiters.fetch_sub(1) == 1) wake_local();
+      return 0;
+    }
+    took_role();
+  }
+  t_role_depth = 1;
+  std::atomic<uint32_t> *const posted = &wake.bells[fab.cfg.rank].posted;
+  uint32_t polled_at = 0;
+  int served = 0;
+  // A bounded number of rounds: a peer that keeps sending must not keep the program's
+  // loop from going on (the service thread, or the next poll, takes the rest).
+  for (int round = 0; round < 16; ++round) {
+    polled_at = posted->load(std::memory_order_seq_cst);
+    const int n = poll_cq(true);
+    if (n <= 0) break;
+    served += n;
+  }
+  if (asked) {
+    hand_back(role, true, &polled_at);  // the CQ back to the service thread
+    return served;
+  }
+  t_role_depth = 0;
+  // As in nudge(): what this thread took but could not finish, the sleepers must take.
+  const bool left = left_work();
+  role.unlock();
+  if (left) wake_local();
+  return served;
 }
 
 // Blocks the calling thread, which is `who` (kArmedApp or kArmedService), until the wait
@@ -413,7 +475,7 @@ void service_main() {
     }
     // Poll while nobody else wants the role, keeping it between polls.
     t_role_depth = 1;
-    IdleTimer idle;
+    IdleTimer idle(&role);
     bool expired = false;
     while (!prog.stopping.load(std::memory_order_relaxed) &&
            prog.waiters.load(std::memory_order_relaxed) == 0) {
@@ -422,12 +484,12 @@ void service_main() {
         sleep_ns = 0;
         slept_out = false;
       } else if (slept_out || idle.expired()) {
-        expired = true;
+        expired = !idle.lost();
         break;
       }
     }
     t_role_depth = 0;
-    role.unlock();
+    if (role.owns_lock()) role.unlock();
     // Woken by its timeout alone, it looks once and sleeps again: a spin after every
     // timeout made 8 idle ranks over tcp use 4% of a core (Transport/Idle).
     if (expired)

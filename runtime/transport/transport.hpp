@@ -73,6 +73,10 @@ struct Config {
   // the provider doing it at the first message between them, which then waits for the
   // peer to poll (see connect_peers() in transport/transport.cpp). false: lazily (tests of that path).
   bool eager_connect = true;
+  // kDoorbell: map this rank's poll word here (MW_POLL_WORD for a program's rank: the
+  // pass's polls read it), over a page the caller reserved. nullptr: nowhere (tests that
+  // run several endpoints in one process).
+  void *poll_word_at = nullptr;
 };
 
 // Opens fabric, domain, completion queue, address vector and endpoint on the provider
@@ -192,6 +196,14 @@ WaitMode wait_mode();
 // taken (the acknowledgements a release waited for) do not count. Without a doorbell
 // page, always true.
 bool mail();
+
+// A poll in the program's code (__mw_poll; midway.h, "Polls"): if messages were posted to
+// this rank and the progress role is free, serves them on the calling thread, as the
+// service thread would, and returns how many it took; 0 at once otherwise. Never waits
+// for anything: not inside the runtime on this thread (a handler, a wait holding the
+// role), and not while another thread holds the role (the service thread serving, or a
+// flusher whose frozen pages the caller may be about to touch).
+int serve_polled();
 bool has_mail_count();
 
 // A cache line per rank in the job's shared page, for a protocol step that needs a few

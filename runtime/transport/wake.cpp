@@ -141,14 +141,28 @@ void open_bells() {
   if (fd < 0) mw::fatal_errno("shm_open", "cannot open the job's doorbell page %s", name);
   // The bells, then the shared lines (shared_line()): a line each, so a rank waiting on
   // its bell does not share a line with words its peers write for the protocols.
-  wake.bells_len = (sizeof(Bell) + sizeof(SharedLine)) * static_cast<size_t>(fab.cfg.nprocs);
+  // Then, page-aligned, a page per rank holding its poll word: a page, because the rank
+  // maps its own at the fixed address the pass's polls read (Config::poll_word_at).
+  wake.page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  const size_t lines = (sizeof(Bell) + sizeof(SharedLine)) * static_cast<size_t>(fab.cfg.nprocs);
+  const size_t polls_at = (lines + wake.page - 1) / wake.page * wake.page;
+  wake.bells_len = polls_at + wake.page * static_cast<size_t>(fab.cfg.nprocs);
   // Every rank sizes it the same before touching it, so no rank maps past its end.
   if (ftruncate(fd, static_cast<off_t>(wake.bells_len)) != 0)
     mw::fatal_errno("ftruncate", "cannot size the job's doorbell page %s", name);
   void *p = mmap(nullptr, wake.bells_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   if (p == MAP_FAILED) mw::fatal_errno("mmap", "cannot map the job's doorbell page %s", name);
-  ::close(fd);
   wake.bells = static_cast<Bell *>(p);
+  wake.poll_pages = static_cast<std::byte *>(p) + polls_at;
+  if (void *at = fab.cfg.poll_word_at) {
+    // Over the zero page memory/window.cpp mapped there when the library was loaded: a
+    // poll between the two reads one or the other, never an unmapped address.
+    const off_t mine = static_cast<off_t>(polls_at + wake.page * static_cast<size_t>(fab.cfg.rank));
+    if (mmap(at, wake.page, PROT_READ, MAP_SHARED | MAP_FIXED, fd, mine) == MAP_FAILED)
+      mw::fatal_errno("mmap", "cannot map rank %d's poll word at %p", fab.cfg.rank, at);
+    wake.poll_word_at = at;
+  }
+  ::close(fd);
 }
 
 void open_wakeup_fds() {
@@ -168,6 +182,13 @@ void open_wakeup_fds() {
 }
 
 void close_wake() {
+  if (void *at = wake.poll_word_at) {
+    // Polls after mw_finalize read zero again.
+    if (mmap(at, wake.page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
+      mw::fatal_errno("mmap", "cannot put the zero page back at the poll word %p", at);
+    wake.poll_word_at = nullptr;
+  }
+  wake.poll_pages = nullptr;
   if (wake.bells) munmap(wake.bells, wake.bells_len);
   if (wake.epoll_fd >= 0) ::close(wake.epoll_fd);
   if (wake.event_fd >= 0) ::close(wake.event_fd);

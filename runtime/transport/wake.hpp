@@ -42,6 +42,12 @@ struct Wake {
   std::atomic<uint32_t> polled_at{0};
   size_t bells_len = 0;
   std::string bells_name;
+  // kDoorbell: every rank's poll word (midway.h, "Polls"), a page each after the bells
+  // and shared lines, so that a rank can map its own at MW_POLL_WORD
+  // (Config::poll_word_at). ring() sets it; serve_polled() clears it.
+  std::byte *poll_pages = nullptr;
+  size_t page = 0;
+  void *poll_word_at = nullptr;  // where this rank's poll page is mapped, if anywhere
 };
 extern Wake &wake;
 
@@ -50,6 +56,9 @@ bool futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, i
 void futex_wake(std::atomic<uint32_t> *addr, uint32_t bits);
 
 inline std::atomic<uint32_t> *my_bell() { return &wake.bells[fab.cfg.rank].word; }
+inline std::atomic<uint64_t> *poll_word(int rank) {
+  return reinterpret_cast<std::atomic<uint64_t> *>(wake.poll_pages + static_cast<size_t>(rank) * wake.page);
+}
 
 
 // After posting a message to `dest`: wakes it if it announced it is going to sleep.
@@ -73,6 +82,10 @@ inline void wake_armed(std::atomic<uint32_t> *b, uint32_t bits) {
 inline void ring(int dest) {
   if (wake.wait != WaitMode::kDoorbell) return;
   wake.bells[dest].posted.fetch_add(1, std::memory_order_seq_cst);  // and the fence
+  // The peer's poll word: its application code, busy in a loop, serves the message at the
+  // loop's next poll. Written only when clear, so that a burst costs one line transfer.
+  std::atomic<uint64_t> *pw = poll_word(dest);
+  if (pw->load(std::memory_order_relaxed) == 0) pw->store(1, std::memory_order_release);
   wake_armed(&wake.bells[dest].word, kArmedBoth);
 }
 

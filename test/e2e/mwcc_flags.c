@@ -5,9 +5,14 @@
 // RUN: %mwcc --showme -fmidway-check -g -O2 -c %s | FileCheck %s --check-prefix=CHECK-G
 // RUN: %mwcc --showme -fmidway-check -g0 -c %s 2>&1 | FileCheck %s --check-prefix=CHECK-G0
 // RUN: %mwcc --showme -fmidway-shared-globals -O2 -c %s | FileCheck %s --check-prefix=GLOBALS
+// Polls are on unless -fno-midway-polls, or the user's own -mllvm -midway-polls=...
+// (given once: the pass's option may occur only once).
+// RUN: %mwcc --showme -O2 -c %s | FileCheck %s --check-prefix=POLLS
+// RUN: %mwcc --showme -fno-midway-polls -O2 -c %s | FileCheck %s --check-prefix=NO-POLLS
+// RUN: %mwcc --showme -fno-midway-polls -fmidway-polls -O2 -c %s | FileCheck %s --check-prefix=POLLS
+// RUN: %mwcc --showme -mllvm -midway-polls=false -O2 -c %s | FileCheck %s --check-prefix=USER-POLLS
 // DEFAULT-NOT: -midway-check
 // DEFAULT-NOT: -midway-shared-globals
-// DEFAULT-NOT: -midway-polls
 // DEFAULT-NOT: -fmidway
 // CHECK-BUILD: -mllvm -midway-check {{.*}}-gline-tables-only
 // CHECK-BUILD-NOT: -fmidway-check
@@ -17,6 +22,11 @@
 // CHECK-G0: -g0 {{.*}}-gline-tables-only
 // GLOBALS: -fno-common -mllvm -midway-shared-globals
 // GLOBALS-NOT: -fmidway-shared-globals
+// POLLS: -mllvm -midway-polls
+// POLLS-NOT: -midway-polls
+// NO-POLLS-NOT: -midway-polls
+// USER-POLLS: -midway-polls=false
+// USER-POLLS-NOT: -midway-polls
 //
 // A check build's object calls the runtime's checks and carries its sites. (Linking
 // one needs the runtime's side of the checks, which is not written yet.)

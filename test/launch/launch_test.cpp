@@ -695,10 +695,10 @@ TEST_F(LaunchTest, StatsTableHasARowPerRankAndATotal) {
       << r.err;
   EXPECT_TRUE(std::regex_search(
       r.err, std::regex("\nrank +s +sent +received +sent +received +sent +received +local +remote "
-                        "+barriers +faults +rejected +acquire +barrier +fault +input +compute "
+                        "+barriers +faults +rejected +polls +acquire +barrier +fault +input +compute "
                         "+output\n")))
       << r.err;
-  const size_t kColumns = 19;  // rank, elapsed, 6 traffic, 2 acquires, 3 events, 3 waits, 3 phases
+  const size_t kColumns = 20;  // rank, elapsed, 6 traffic, 2 acquires, 4 events, 3 waits, 3 phases
   double compute_sum = 0;
   for (const std::string label : {"0", "1", "total"}) {
     std::vector<std::string> row = table_row(r.err, label);
@@ -709,13 +709,13 @@ TEST_F(LaunchTest, StatsTableHasARowPerRankAndATotal) {
     EXPECT_DOUBLE_EQ(std::stod(row[2]), greetings) << r.err;
     EXPECT_DOUBLE_EQ(std::stod(row[3]), greetings) << r.err;
     for (size_t c = 4; c <= 5; c++) EXPECT_DOUBLE_EQ(std::stod(row[c]), 0) << r.err;
-    const double elapsed = std::stod(row[1]), compute = std::stod(row[17]);
+    const double elapsed = std::stod(row[1]), compute = std::stod(row[18]);
     if (label == "total") {
       EXPECT_NEAR(compute, compute_sum, 0.0015) << r.err;  // each cell is rounded to 1 ms
     } else {
       EXPECT_GE(compute, 0.030) << r.err;
-      EXPECT_GE(std::stod(row[16]), 0.010) << r.err;
-      EXPECT_GE(std::stod(row[18]), 0.010) << r.err;
+      EXPECT_GE(std::stod(row[17]), 0.010) << r.err;
+      EXPECT_GE(std::stod(row[19]), 0.010) << r.err;
       EXPECT_GE(elapsed, compute) << r.err;
       compute_sum += compute;
     }
@@ -776,18 +776,18 @@ TEST_F(LaunchTest, StatsTableBreaksMessagesDownByKind) {
   Result r = run(stats_job(dir_, "--stats"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   // rank elapsed | msgs sent recv | MB payload sent recv | MB protocol sent recv | acquires
-  // local remote | barriers faults rejected | waiting acquire barrier fault | compute output
+  // local remote | barriers faults rejected polls | waiting acquire barrier fault | compute output
   EXPECT_EQ(table_row(r.err, "0"),
             (std::vector<std::string>{"0", "2.500", "24", "24", "2.140", "-", "0.001", "-", "-",
-                                      "12", "-", "-", "-", "12.500", "-", "-", "1.250", "-"}))
+                                      "12", "-", "-", "-", "-", "12.500", "-", "-", "1.250", "-"}))
       << r.err;
   EXPECT_EQ(table_row(r.err, "1"),
             (std::vector<std::string>{"1", "2.000", "24", "24", "-", "2.140", "-", "-", "3", "-",
-                                      "-", "-", "-", "-", "-", "-", "1.500", "0.500"}))
+                                      "-", "-", "-", "-", "-", "-", "-", "1.500", "0.500"}))
       << r.err;
   EXPECT_EQ(table_row(r.err, "total"),
             (std::vector<std::string>{"total", "2.500", "48", "48", "2.140", "2.140", "0.001", "-",
-                                      "3", "12", "-", "-", "-", "12.500", "-", "-", "2.750",
+                                      "3", "12", "-", "-", "-", "-", "12.500", "-", "-", "2.750",
                                       "0.500"}))
       << r.err;
   EXPECT_NE(r.err.find("\nmwrun: messages by kind, all ranks\n"), std::string::npos) << r.err;

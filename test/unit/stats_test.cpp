@@ -290,6 +290,7 @@ mw::stats::Snapshot sample() {
   s.lock_acquires_remote = 12;
   s.barrier_crossings = 4;
   s.page_faults = 3;
+  s.polls_served = 5;
   s.wait_ns = {1500000000, 250, 12000000};
   s.elapsed_ns = 148400000001;
   s.phase_ns = {{"input", 12920000000}, {"compute", 132400000000}, {"output", 3050000000}};
@@ -311,6 +312,7 @@ TEST(StatsJson, EveryFigureReadsBack) {
       {"barrier_crossings", "4"},
       {"page_faults", "3"},
       {"rejected_messages", "1"},
+      {"polls_served", "5"},
       {"acquire_wait_seconds", "1.500000000"},
       {"barrier_wait_seconds", "0.000000250"},
       {"fault_wait_seconds", "0.012000000"},
@@ -331,8 +333,8 @@ TEST(StatsJson, EveryFigureReadsBack) {
     ASSERT_NE(it, f.end()) << name;
     EXPECT_EQ(it->second, value) << name;
   }
-  // 15 totals and events, 6 kinds x 2 directions x 3 figures, 3 phases.
-  EXPECT_EQ(f.size(), 15u + 36u + 3u);
+  // 16 totals and events, 6 kinds x 2 directions x 3 figures, 3 phases.
+  EXPECT_EQ(f.size(), 16u + 36u + 3u);
 }
 
 TEST(StatsJson, IsWrittenWholeUnderItsName) {
