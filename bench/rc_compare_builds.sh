@@ -4,12 +4,15 @@
 # times, with mwrun --stats=json; the table gives the medians of messages, bytes (payload
 # and protocol), page faults and the job's elapsed time, and the ratios new/old.
 #
-#   bench/rc_compare_builds.sh --old DIR [--new DIR] [--runs 5] [--np "2 4"] [--out FILE]
+#   bench/rc_compare_builds.sh --old DIR [--new DIR] [--runs 5] [--np "2 4"] [--full]
+#                              [--out FILE]
 #
 # DIR is a build directory (e.g. a worktree of the previous commit, built with
 # scripts/build.sh). Workloads, all under --model rc on shm: MM-rc (-n 256), SOR
 # (sor_ec -m 256 -n 256 -i 30) and Water (water_ec -k 64 -t 6), the examples that keep their data
-# in static MW_SHARED arrays.
+# in static MW_SHARED arrays. --full: the arrays' whole compiled size instead (MM-rc -n
+# 512, SOR -m 512 -n 512 -i 10, Water -k 1024 -t 2), where each rank's band is the
+# block of each array it homes.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 new=$here/../build
@@ -17,6 +20,7 @@ old=""
 runs=5
 nps="2 4"
 out=""
+full=0
 while [ $# -gt 0 ]; do
   case $1 in
     --old) old=$2; shift 2 ;;
@@ -24,7 +28,8 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --np) nps=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --full) full=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "rc_compare_builds.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -32,6 +37,7 @@ done
 tmp=$(mktemp -d /tmp/rc_compare.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 workloads=("mm_rc -n 256" "sor_ec -m 256 -n 256 -i 30" "water_ec -k 64 -t 6")
+[ $full = 1 ] && workloads=("mm_rc -n 512" "sor_ec -m 512 -n 512 -i 10" "water_ec -k 1024 -t 2")
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 for np in $nps; do
   for w in "${workloads[@]}"; do

@@ -189,8 +189,9 @@ namespace {
 
 // The homes of static data: each object of the program's shared sections (from the
 // executable's symbol table; the whole static data if it has none) is cut into one block
-// per rank, in rank order, starting at a rank that moves on by one per object, so that
-// small objects spread round the ranks too. Blocks, not pages round the ranks: a rank's
+// per rank, in rank order from rank 0, so that rank r's band of an array split in P
+// bands is homed at r; an object of fewer pages than ranks goes whole to the next rank
+// round, so that small objects spread too. Blocks, not pages round the ranks: a rank's
 // copies of other ranks' pages then lie in a few runs, each one mapping with its own
 // protection (page by page, 512 MiB at two ranks took more mappings than
 // vm.max_map_count allows); and a program that splits an array into one band per rank
@@ -200,7 +201,7 @@ namespace {
 struct Segment {
   size_t first;  // page index in the window
   size_t count;  // pages
-  int start;     // the rank of the first block
+  int start;     // the rank of the first block (0 unless the object is small)
 };
 std::vector<Segment> &g_segments = *new std::vector<Segment>;
 
@@ -211,14 +212,19 @@ void place_static_homes() {
       image::objects_in("/proc/self/exe", {MW_SHARED_SECTION, MW_SHARED_BSS_SECTION});
   if (objs.empty()) objs.push_back({begin, end - begin});
   size_t next = 0;  // the first page not yet placed
-  int start = 0;
+  int small = 0;  // the rank the next small object goes to
   for (const image::Object &o : objs) {
     if (o.addr < begin || o.addr + o.size > end) continue;
     const size_t first = std::max(next, index_of(page_of(o.addr)));
     const size_t last = index_of(page_of(o.addr + o.size - 1));
     if (first > last) continue;
-    g_segments.push_back({first, last - first + 1, start});
-    start = (start + 1) % g_np;
+    const size_t count = last - first + 1;
+    int start = 0;
+    if (count < static_cast<size_t>(g_np)) {
+      start = small;
+      small = (small + 1) % g_np;
+    }
+    g_segments.push_back({first, count, start});
     next = last + 1;
   }
 }
