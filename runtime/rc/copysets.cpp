@@ -237,7 +237,10 @@ int static_home(size_t index) {
     return static_cast<int>(((index - s.first) * static_cast<size_t>(g_np) / s.count +
                              static_cast<size_t>(s.start)) % static_cast<size_t>(g_np));
   }
-  return static_cast<int>(index % static_cast<size_t>(g_np));  // padding between objects
+  // Padding between objects, or data of a symbol without a size: rank 0, whose block
+  // it usually adjoins (round the ranks, a large stretch would again take a mapping a
+  // page).
+  return 0;
 }
 
 }  // namespace
