@@ -278,3 +278,11 @@ MW_EXPORT void mw_discard(const void *addr, size_t len) {
   mw::transport::wait_sends();  // a grant read from these pages still being read
   mw::copysets::drop_entry(drop);
 }
+
+// Not part of the API (midway.h does not declare it): the rank that homes the shared
+// page holding p (-1 outside the window), so that the copyset tests can pick pages by
+// home (test/rc/rc_test.h) without repeating the placement rule.
+MW_EXPORT int __mw_home_of(const void *p) {
+  require_running("__mw_home_of");
+  return mw::copysets::enabled() ? mw::copysets::home_of(reinterpret_cast<uintptr_t>(p)) : 0;
+}

@@ -5,6 +5,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -58,6 +59,38 @@ std::optional<Section> read_section(const char *path, const char *name, bool wit
     return out;
   }
   return std::nullopt;
+}
+
+std::vector<Object> objects_in(const char *path, std::initializer_list<const char *> names) {
+  std::vector<Object> out;
+  File f(path);
+  Elf64_Ehdr eh;
+  if (!f.ok() || !f.read_at(&eh, sizeof eh, 0) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+      eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_shentsize != sizeof(Elf64_Shdr) ||
+      eh.e_shstrndx >= eh.e_shnum)
+    return out;
+  std::vector<Elf64_Shdr> sh(eh.e_shnum);
+  if (!f.read_at(sh.data(), sh.size() * sizeof(Elf64_Shdr), eh.e_shoff)) return out;
+  const Elf64_Shdr &strtab = sh[eh.e_shstrndx];
+  std::vector<char> secnames(strtab.sh_size + 1, '\0');
+  if (!f.read_at(secnames.data(), strtab.sh_size, strtab.sh_offset)) return out;
+  std::vector<bool> wanted(sh.size(), false);
+  const Elf64_Shdr *symtab = nullptr;
+  for (size_t i = 0; i < sh.size(); ++i) {
+    if (sh[i].sh_type == SHT_SYMTAB) symtab = &sh[i];
+    if (sh[i].sh_name >= strtab.sh_size) continue;
+    for (const char *n : names)
+      if (std::strcmp(&secnames[sh[i].sh_name], n) == 0) wanted[i] = true;
+  }
+  if (!symtab || symtab->sh_entsize != sizeof(Elf64_Sym)) return out;
+  std::vector<Elf64_Sym> syms(symtab->sh_size / sizeof(Elf64_Sym));
+  if (!f.read_at(syms.data(), syms.size() * sizeof(Elf64_Sym), symtab->sh_offset)) return out;
+  for (const Elf64_Sym &y : syms)
+    if (y.st_size > 0 && y.st_shndx < wanted.size() && wanted[y.st_shndx] &&
+        ELF64_ST_TYPE(y.st_info) == STT_OBJECT)
+      out.push_back({y.st_value, y.st_size});
+  std::sort(out.begin(), out.end(), [](const Object &a, const Object &b) { return a.addr < b.addr; });
+  return out;
 }
 
 std::string gather(const char *name) {

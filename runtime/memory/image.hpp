@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <initializer_list>
 #include <string>
+#include <vector>
 
 namespace mw::image {
 
@@ -19,6 +21,15 @@ struct Section {
 
 // Section `name` of the ELF file at `path`, if it has one.
 std::optional<Section> read_section(const char *path, const char *name, bool with_contents);
+
+// The address ranges [addr, addr+size) of the data objects the symbol table of the ELF
+// file at `path` places in the sections named `names` (as linked), sorted by address;
+// empty if the file has no symbol table (stripped).
+struct Object {
+  uintptr_t addr;
+  size_t size;
+};
+std::vector<Object> objects_in(const char *path, std::initializer_list<const char *> names);
 
 // The contents of section `name` in the executable and in every shared object loaded
 // with it, concatenated.

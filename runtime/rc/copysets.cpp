@@ -22,6 +22,7 @@
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
 #include "memory/heap.hpp"
+#include "memory/image.hpp"
 #include "ec/protocol.hpp"
 #include "core/stats.hpp"
 #include "transport/transport.hpp"
@@ -184,9 +185,69 @@ void on_left_ack(const Header &h, Bytes payload) {
 size_t page_size() { return g_page; }
 bool enabled() { return g_enabled; }
 
+namespace {
+
+// The homes of static data: each object of the program's shared sections (from the
+// executable's symbol table; the whole static data if it has none) is cut into one block
+// per rank, in rank order from rank 0, so that rank r's band of an array split in P
+// bands is homed at r; an object of fewer pages than ranks goes whole to the next rank
+// round, so that small objects spread too. Blocks, not pages round the ranks: a rank's
+// copies of other ranks' pages then lie in a few runs, each one mapping with its own
+// protection (page by page, 512 MiB at two ranks took more mappings than
+// vm.max_map_count allows); and a program that splits an array into one band per rank
+// finds its band homed where it works on it, so that the band's pages are shared with
+// nobody and its releases send nothing for them. A page two objects share belongs to
+// the first. Read-only once copysets::init has made it: the fault handler reads it.
+struct Segment {
+  size_t first;  // page index in the window
+  size_t count;  // pages
+  int start;     // the rank of the first block (0 unless the object is small)
+};
+std::vector<Segment> &g_segments = *new std::vector<Segment>;
+
+void place_static_homes() {
+  const uintptr_t begin = window::layout().static_begin, end = window::layout().static_end;
+  if (begin >= end) return;
+  std::vector<image::Object> objs =
+      image::objects_in("/proc/self/exe", {MW_SHARED_SECTION, MW_SHARED_BSS_SECTION});
+  if (objs.empty()) objs.push_back({begin, end - begin});
+  size_t next = 0;  // the first page not yet placed
+  int small = 0;  // the rank the next small object goes to
+  for (const image::Object &o : objs) {
+    if (o.addr < begin || o.addr + o.size > end) continue;
+    const size_t first = std::max(next, index_of(page_of(o.addr)));
+    const size_t last = index_of(page_of(o.addr + o.size - 1));
+    if (first > last) continue;
+    const size_t count = last - first + 1;
+    int start = 0;
+    if (count < static_cast<size_t>(g_np)) {
+      start = small;
+      small = (small + 1) % g_np;
+    }
+    g_segments.push_back({first, count, start});
+    next = last + 1;
+  }
+}
+
+int static_home(size_t index) {
+  auto it = std::upper_bound(g_segments.begin(), g_segments.end(), index,
+                             [](size_t i, const Segment &s) { return i < s.first; });
+  if (it != g_segments.begin() && index < std::prev(it)->first + std::prev(it)->count) {
+    const Segment &s = *std::prev(it);
+    return static_cast<int>(((index - s.first) * static_cast<size_t>(g_np) / s.count +
+                             static_cast<size_t>(s.start)) % static_cast<size_t>(g_np));
+  }
+  // Padding between objects, or data of a symbol without a size: rank 0, whose block
+  // it usually adjoins (round the ranks, a large stretch would again take a mapping a
+  // page).
+  return 0;
+}
+
+}  // namespace
+
 int home_of(uintptr_t page) {
   if (page < window::kBase) return -1;
-  if (is_static(page)) return static_cast<int>(index_of(page) % static_cast<size_t>(g_np));
+  if (is_static(page)) return static_home(index_of(page));
   return heap::owner_of(page);
 }
 
@@ -200,10 +261,20 @@ void init() {
   void *t = mmap(nullptr, npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED) fatal_errno("mw_init", "cannot map the copyset table (%zu bytes)", npages);
   g_state = static_cast<std::atomic<uint8_t> *>(t);
-  // Static data: the pages homed elsewhere wait for their first touch.
+  // Static data: the pages homed elsewhere wait for their first touch; one mprotect,
+  // and one mapping, per run of them.
+  place_static_homes();
   const uintptr_t end = window::layout().static_end;
-  for (uintptr_t p = window::kBase; p < end; p += g_page)
-    if (home_of(p) != g_me) make_none(p);
+  for (uintptr_t p = window::kBase; p < end;) {
+    if (home_of(p) == g_me) {
+      p += g_page;
+      continue;
+    }
+    uintptr_t q = p + g_page;
+    while (q < end && home_of(q) != g_me) q += g_page;
+    protect_pages("mw_init", p, q - p, PROT_NONE);
+    p = q;
+  }
   // Processor consistency applies updates through it from the service thread; opened
   // now, as the application thread, before anything may fail to find /proc later.
   g_mem = open("/proc/self/mem", O_RDWR | O_CLOEXEC);

@@ -1,8 +1,8 @@
 // Copysets (Midway, section 4.4): which ranks hold a copy of each page of release- and
 // processor-consistent data, and the copyset fault that adds a rank to one.
 //
-// Every page of the shared window has a home, chosen by address: static data page by
-// page round the ranks, heap pages at the rank whose partition holds them (the rank that
+// Every page of the shared window has a home, chosen by address: static data by object,
+// one block of pages per rank (copysets.cpp, place_static_homes), heap pages at the rank whose partition holds them (the rank that
 // allocated them). The home always holds its pages and knows their copysets exactly;
 // every member keeps a view of the copyset, which says where its pending updates go
 // (pending_updates.hpp). A rank outside a page's copyset keeps the page inaccessible

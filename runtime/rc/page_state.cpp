@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 
 #include "core/error.hpp"
@@ -86,19 +87,36 @@ void refresh(uintptr_t page) {
   g_shared_count.store(g_shared.size(), std::memory_order_release);
 }
 
-void make_rw(uintptr_t page) {
-  if (is_static(page)) {
-    if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_READ | PROT_WRITE) != 0)
-      fatal_errno("copyset", "cannot make shared page 0x%lx accessible", static_cast<unsigned long>(page));
-  } else {
-    window::commit(page, page + g_page);
+void protect_pages(const char *call, uintptr_t begin, size_t len, int prot) {
+  if (mprotect(reinterpret_cast<void *>(begin), len, prot) == 0) return;
+  const char *how = prot == PROT_NONE ? "protect" : prot == PROT_READ ? "write-protect" : "unprotect";
+  if (errno != ENOMEM) {
+    fatal_errno(call, "cannot %s shared pages [0x%lx, +%zu)", how, static_cast<unsigned long>(begin), len);
   }
+  // Every run of pages whose protection differs from its neighbours' is a mapping of its
+  // own: ENOMEM here is the kernel's limit on a process's mappings, not a lack of memory.
+  long limit = -1;
+  if (FILE *f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    if (std::fscanf(f, "%ld", &limit) != 1) limit = -1;
+    std::fclose(f);
+  }
+  const auto &l = window::layout();
+  fatal(call,
+        "cannot %s shared pages [0x%lx, +%zu): the process has reached the kernel's limit on "
+        "memory mappings (vm.max_map_count = %ld), one for each run of pages whose protection "
+        "differs from its neighbours' (this rank's copies of other ranks' pages alternate with "
+        "its own; static shared data is %zu MiB in %zu pages, %d ranks). Raise the limit "
+        "(sysctl -w vm.max_map_count=...) or keep fewer scattered copies (mw_discard)",
+        how, static_cast<unsigned long>(begin), len, limit, (l.static_end - l.static_begin) >> 20,
+        (l.static_end - l.static_begin) / g_page, g_np);
 }
 
-void make_none(uintptr_t page) {
-  if (mprotect(reinterpret_cast<void *>(page), g_page, PROT_NONE) != 0)
-    fatal_errno("mw_discard", "cannot protect shared page 0x%lx", static_cast<unsigned long>(page));
+void make_rw(uintptr_t page) {
+  if (is_static(page)) protect_pages("copyset fault", page, g_page, PROT_READ | PROT_WRITE);
+  else window::commit(page, page + g_page);
 }
+
+void make_none(uintptr_t page) { protect_pages("mw_discard", page, g_page, PROT_NONE); }
 
 // ---- Freezing ----
 
@@ -107,10 +125,7 @@ void protect(const std::vector<uintptr_t> &pages, int prot) {
   for (size_t i = 0; i < pages.size();) {
     size_t j = i + 1;
     while (j < pages.size() && pages[j] == pages[j - 1] + g_page) ++j;
-    if (mprotect(reinterpret_cast<void *>(pages[i]), (j - i) * g_page, prot) != 0)
-      fatal_errno("processor consistency", "cannot %s shared pages [0x%lx, +%zu)",
-                  prot == (PROT_READ | PROT_WRITE) ? "unprotect" : "protect",
-                  static_cast<unsigned long>(pages[i]), (j - i) * g_page);
+    protect_pages("processor consistency", pages[i], (j - i) * g_page, prot);
     i = j;
   }
 }

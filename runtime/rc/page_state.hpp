@@ -134,6 +134,9 @@ Info &info(uintptr_t page);
 unsigned flush_us_of(const Info &in);
 // Keeps g_shared in step with a page's state and copyset (under g_mu).
 void refresh(uintptr_t page);
+// mprotect of [begin, begin+len) for `call` (what the program called); a failure names
+// the real cause (the mappings limit when the kernel says ENOMEM) and is fatal.
+void protect_pages(const char *call, uintptr_t begin, size_t len, int prot);
 void make_rw(uintptr_t page);
 void make_none(uintptr_t page);
 

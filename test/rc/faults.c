@@ -52,7 +52,7 @@
  */
 #include "rc_test.h"
 
-#define NAREA 24 /* first-touch pages: homes round the ranks */
+#define NAREA 24 /* first-touch pages: one block of them homed at each rank */
 
 MW_SHARED _Alignas(4096) unsigned char area[NAREA][RC_PAGE];
 MW_SHARED _Alignas(4096) unsigned char store_area[16][RC_PAGE]; /* first touch by a store */
@@ -69,6 +69,14 @@ static uint64_t tag(int page, int what) { return 0x5a5a000000000000ull | ((uint6
 /* The first page of pages[n] homed at rank h. */
 static unsigned char *page_homed_at(unsigned char (*pages)[RC_PAGE], int n, int h) {
   for (int k = 0; k < n; k++)
+    if (rc_home(pages[k]) == h) return pages[k];
+  rc_fail("no page of the array is homed at rank %d", h);
+}
+
+/* The last page of pages[n] homed at rank h: not the first, where each rank homes a
+ * block of two pages or more of the array (16 pages at up to 8 ranks). */
+static unsigned char *last_page_homed_at(unsigned char (*pages)[RC_PAGE], int n, int h) {
+  for (int k = n - 1; k >= 0; k--)
     if (rc_home(pages[k]) == h) return pages[k];
   rc_fail("no page of the array is homed at rank %d", h);
 }
@@ -222,7 +230,7 @@ static void join(void) {
   /* A rank that has never held the page acquires after a non-home member released: its
    * fault fetches the page from the home, which the release's flush reached first. */
   if (P >= 3) {
-    unsigned char *fresh = page_homed_at(join_pages + 8, 8, 0);
+    unsigned char *fresh = last_page_homed_at(join_pages, 16, 0); /* not x */
     if (me == 1) {
       (void)read_counting(fresh, 1, "a fresh page, first touch");
       mw_acquire(&join_lock, MW_EXCLUSIVE);
@@ -300,7 +308,7 @@ static void leave(void) {
     mw_discard(y, RC_PAGE);
     RC_CHECK(read_counting(a, 0, "the home's own page after mw_discard") == 11, "home lost its page");
   }
-  unsigned char *z = page_homed_at(leave_pages + 8, 8, (me + 1) % P); /* not y: 8 pages cover every home */
+  unsigned char *z = last_page_homed_at(leave_pages, 16, (me + 1) % P); /* not y */
   mw_discard(z, RC_PAGE); /* never touched here */
   RC_CHECK(read_counting(z + 512, 1, "a page left before it was held, first touch") == 0, "fresh page not zero");
   mw_barrier(&bar);
