@@ -73,6 +73,10 @@ struct Config {
   // the provider doing it at the first message between them, which then waits for the
   // peer to poll (see connect_peers() in transport/transport.cpp). false: lazily (tests of that path).
   bool eager_connect = true;
+  // Liveness (transport/liveness.cpp): a peer that answers none of a waiting rank's pings
+  // for this long stops the job (0: never). By rank, the host names errors give.
+  int liveness_ms = 0;
+  std::vector<std::string> host_names;
 };
 
 // Opens fabric, domain, completion queue, address vector and endpoint on the provider
