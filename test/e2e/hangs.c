@@ -3,7 +3,7 @@
 // each rank waits for, by the object's name and the line of the call; SIGUSR1 prints
 // the same table at any time; a stopped rank shows as not answering, and stops its
 // peers' wait after the liveness timeout.
-// RUN: %mwcc -O1 -g %s -o %t
+// RUN: %mwcc -O0 -g %s -o %t
 //
 // Two ranks at different barriers (shm, and tcp: the records do not depend on the fabric).
 // RUN: not %mwrun -n 2 %t two-barriers 2>&1 | FileCheck %s --check-prefix=BARRIERS
@@ -12,8 +12,8 @@
 // BARRIERS-DAG: rank 0: rank 1 will not arrive
 // BARRIERS-DAG: rank 1: rank 0 will not arrive
 // BARRIERS: what each rank waits for:
-// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+60]]
-// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+61]]
+// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+56]]
+// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+57]]
 // BARRIERS: stopping the job
 //
 // A lock cycle: rank r holds lock r and asks for the other.
@@ -21,8 +21,8 @@
 // CYCLE: mwrun: deadlock:
 // CYCLE-DAG: rank 0: held by rank 1
 // CYCLE-DAG: rank 1: held by rank 0
-// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks+16 ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+58]], holding lock locks (0x{{[0-9a-f]+}})
-// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+57]], holding lock locks+16 (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks+16 ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+54]] (0x{{[0-9a-f]+}}), holding lock locks (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+55]] (0x{{[0-9a-f]+}}), holding lock locks+16 (0x{{[0-9a-f]+}})
 //
 // A program that waits long but makes progress is not a deadlock: rank 1 computes for
 // 3 s while rank 0 waits at the barrier.
@@ -37,7 +37,7 @@
 // STOP: mwrun: what each rank waits for:
 // STOP-NEXT: rank 0 {{.*}}: waits for barrier first {{.*}}, for {{[0-9.]+}} s
 // STOP-NEXT: rank 1 {{.*}}: not answering: its process is stopped (SIGSTOP or a debugger)
-// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: {{.*}} This rank waits for: barrier first
+// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: {{.*}} This rank waits for: barrier 0x
 // STOP: exit 1
 //
 // A rank spinning outside Midway is "not answering" too, while its peer waits.
