@@ -65,6 +65,25 @@ std::string host_of(int rank) {
 
 }  // namespace
 
+std::string last_said(int r) {
+  std::string said;
+  {
+    std::lock_guard<std::mutex> g(live.peers[static_cast<size_t>(r)].mu);
+    said = live.peers[static_cast<size_t>(r)].said;
+  }
+  // Never answered: its record in the job directory says, where this host can read it.
+  if (said.empty()) said = waits::describe_rank(r);
+  if (said.empty()) said = "unknown (it has not answered this rank's pings)";
+  return said;
+}
+
+void peer_unreachable(int rank, const char *how) {
+  mw::fatal("liveness",
+            "rank %d (host %s) cannot be reached: %s; its host or the link to it is lost; it "
+            "last said it was waiting for: %s. This rank waits for: %s",
+            rank, host_of(rank).c_str(), how, last_said(rank).c_str(), waits::describe_mine().c_str());
+}
+
 void liveness_init() {
   live.peers = std::vector<Peer>(static_cast<size_t>(fab.cfg.nprocs));
   on(MsgType::kAlive, on_alive);
@@ -93,14 +112,7 @@ void liveness_check(long &wait_began_ns) {
     if (since == 0) {
       p.unanswered_since.store(now, std::memory_order_relaxed);
     } else if (now - since > limit) {
-      std::string said;
-      {
-        std::lock_guard<std::mutex> g(p.mu);
-        said = p.said;
-      }
-      // Never answered: its record in the job directory says, where this host can read it.
-      if (said.empty()) said = waits::describe_rank(r);
-      if (said.empty()) said = "unknown (it has not answered since this rank began to wait)";
+      const std::string said = last_said(r);
       mw::fatal("liveness",
                 "rank %d (host %s) has not answered for %.1f s (MW_LIVENESS_TIMEOUT is %d s): "
                 "its host or the link to it is lost, or its process is stopped; it last "

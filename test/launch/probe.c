@@ -12,6 +12,8 @@
  *   provider R PROV     rank R asks for provider PROV (MW_PROVIDER): its endpoint cannot
  *                       reach the others', and the job stops in mw_init
  *   no-finalize R       rank R returns from main without mw_finalize
+ *   barriers N MS       cross N barriers, sleeping MS ms before each (a job that waits on
+ *                       its peers all along, for the liveness tests); rank 0 prints "crossed N"
  *   phases              mark the phases input, compute and output (sleeping 10, 30
  *                       and 10 ms in them), then print the rank's mw_stats_get figures
  *
@@ -36,7 +38,10 @@
 #define PROBE_SHARED_BYTES 4096
 #endif
 
-MW_SHARED char shared_data[PROBE_SHARED_BYTES];
+MW_SHARED char shared_data[PROBE_SHARED_BYTES] __attribute__((aligned(16)));
+/* The barrier of "barriers": the last bytes of shared_data, so that the layout the launch
+ * tests compare is the data's alone. */
+#define probe_barrier (*(mw_barrier_t *)(shared_data + PROBE_SHARED_BYTES - sizeof(mw_barrier_t)))
 
 static void write_pid(const char *dir, const char *what, int rank, pid_t pid) {
   char path[4096];
@@ -122,6 +127,13 @@ int main(int argc, char **argv) {
     } else if (!strcmp(action, "signal-sleep")) {
       sleep(60);
     }
+  } else if (!strcmp(action, "barriers")) {
+    const int n = arg_int(argc, argv, i + 1), ms = arg_int(argc, argv, i + 2);
+    for (int k = 0; k < n; k++) {
+      usleep((useconds_t)ms * 1000);
+      mw_barrier(&probe_barrier);
+    }
+    if (rank == 0) printf("crossed %d\n", n);
   } else if (!strcmp(action, "sleep")) {
     sleep(60);
   } else if (!strcmp(action, "no-finalize") && rank == arg_int(argc, argv, i + 1)) {
