@@ -86,6 +86,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   cfg.provider = mw::settings::text(mw::settings::Id::MW_PROVIDER);
   cfg.all_local = job.all_local;
   cfg.job_secret = job.secret;
+  cfg.job_id = job.job_id;
   refuse_unreachable(job, cfg.provider);
   cfg.liveness_ms = static_cast<int>(mw::settings::number(mw::settings::Id::MW_LIVENESS_TIMEOUT) * 1000);
   for (int r = 0; r < job.nprocs; r++) cfg.host_names.push_back(mw::bootstrap::host_name(job, r));

@@ -983,7 +983,7 @@ class Job {
     // The ranks are gone; nothing they started outlives the job. A rank killed between
     // opening the job's doorbell page and connecting (which unlinks it) leaves its name.
     if (pgid_ > 0) killpg(pgid_, SIGKILL);
-    shm_unlink(mw::leftovers::bells_name(secret_).c_str());
+    shm_unlink(mw::leftovers::bells_name(dir_.name()).c_str());
     return exit_code_;
   }
 

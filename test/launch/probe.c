@@ -1,6 +1,6 @@
 /* A Midway program whose ranks behave as a launch test asks (see launch_test.cpp):
  *
- *   probe [--pids DIR] [--secret FILE] [--grandchild] [--ignore-term] ACTION [ARGS]
+ *   probe [--pids DIR] [--job-id FILE] [--grandchild] [--ignore-term] ACTION [ARGS]
  *
  *   hello               print "rank R of N", leave
  *   env                 print what mwrun told the rank (MW_MODEL, MW_JOB_DIR, ...), leave
@@ -19,7 +19,7 @@
  *
  *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
  *                  DIR/child.<R>), so that a test can check that none survives
- *   --secret FILE  rank 0 writes the job's secret (MW_SECRET, which names its doorbell
+ *   --job-id FILE  rank 0 writes the job's id (MW_JOB_ID, which names its doorbell
  *                  page) to FILE
  *   --grandchild   each rank first starts a child process that sleeps
  *   --ignore-term  ranks ignore SIGTERM, so that only SIGKILL stops them
@@ -67,7 +67,7 @@ int main(int argc, char **argv) {
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
     if (!strcmp(argv[i], "--pids") && i + 1 < argc)
       pids = argv[++i];
-    else if (!strcmp(argv[i], "--secret") && i + 1 < argc)
+    else if (!strcmp(argv[i], "--job-id") && i + 1 < argc)
       secret = argv[++i];
     else if (!strcmp(argv[i], "--grandchild"))
       grandchild = 1;
@@ -89,9 +89,9 @@ int main(int argc, char **argv) {
     write_pid(pids, "rank", early_rank, getpid());
     if (child) write_pid(pids, "child", early_rank, child);
   }
-  if (secret && early_rank == 0 && getenv("MW_SECRET")) {
+  if (secret && early_rank == 0 && getenv("MW_JOB_ID")) {
     FILE *f = fopen(secret, "w");
-    if (!f || fprintf(f, "%s\n", getenv("MW_SECRET")) < 0 || fclose(f) != 0) {
+    if (!f || fprintf(f, "%s\n", getenv("MW_JOB_ID")) < 0 || fclose(f) != 0) {
       perror(secret);
       exit(2);
     }
