@@ -169,7 +169,9 @@ _Static_assert(sizeof(struct mw_location) == 32 && sizeof(struct mw_object) == 7
 #endif
 
 /* Checks of a check build (cold on the fast path: the runtime answers from this rank's
- * own state). `size` is the access's size in bytes (at run time for ranges). */
+ * own state). `size` is the access's size in bytes (at run time for ranges). A rank
+ * that reported a violation exits with status 66; MW_CHECK=abort stops it at the
+ * first (docs/CHECKER.md). */
 void __mw_check_load(const void *addr, size_t size, const struct mw_site *site);
 void __mw_check_store(const void *addr, size_t size, const struct mw_site *site);
 
@@ -279,7 +281,12 @@ void mw_free(void *p);
 /* Data bound to l is consistent at the caller when this returns. */
 void mw_acquire(mw_lock_t *l, mw_mode_t mode);
 void mw_release(mw_lock_t *l);
-/* Associate [addr, addr+len) with l (dynamic; travels with the lock). */
+/* Associate [addr, addr+len) with l (dynamic; travels with the lock).
+ * Overlaps: each byte of shared data has at most one guard. Binding bytes to the lock
+ * they are bound to already is allowed (the ranges merge); binding bytes already bound
+ * to another lock, or to a barrier (mw_barrier_bind, likewise for a barrier's bytes
+ * bound to a lock or another barrier), stops the program with an error naming both
+ * objects: unbind them from the first one before binding them to the second. */
 void mw_bind(mw_lock_t *l, const void *addr, size_t len);
 void mw_unbind(mw_lock_t *l, const void *addr, size_t len);
 

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check/checker.hpp"
 #include "ec/barriers.hpp"
 #include "launch/bootstrap.hpp"
 #include "rc/copysets.hpp"
@@ -133,6 +134,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   g_nprocs = job.nprocs;
   mw::waits::open(mw::settings::text(mw::settings::Id::MW_JOB_DIR), job.rank,
                   mw::bootstrap::host_name(job, job.rank).c_str());
+  mw::unmarked_calls::require_pass();
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
   // With more than one rank, connect_ranks installs it after the transport's endpoint
@@ -145,6 +147,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   // Once per job: calls the pass could not verify, to functions not compiled by mwcc.
   if (job.rank == 0 && mw::settings::number(mw::settings::Id::MW_WARN_UNMARKED) != 0)
     mw::unmarked_calls::check();
+  mw::check::start();  // a check build's checks (check/checker.hpp)
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
   return 0;
@@ -153,6 +156,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  mw::check::stop();
   mw::pending_updates::finish();  // the last updates reach their copysets
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
   {
@@ -180,12 +184,12 @@ MW_EXPORT int mw_nprocs(void) {
 
 MW_EXPORT void *mw_malloc(size_t size) {
   require_running("mw_malloc");
-  return mw::heap::allocate(size, mw::heap::kDefaultLine, "mw_malloc");
+  return mw::heap::allocate(size, mw::heap::kDefaultLine, "mw_malloc", __builtin_return_address(0));
 }
 
 MW_EXPORT void *mw_malloc_lines(size_t size, size_t line) {
   require_running("mw_malloc_lines");
-  return mw::heap::allocate(size, line, "mw_malloc_lines");
+  return mw::heap::allocate(size, line, "mw_malloc_lines", __builtin_return_address(0));
 }
 
 MW_EXPORT void mw_free(void *p) {
@@ -243,6 +247,7 @@ MW_EXPORT void mw_release(mw_lock_t *l) {
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_bind");
   mw::locks::bind(l, addr, len);
+  mw::check::note_binding(l, addr, len, __builtin_return_address(0));
 }
 MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_unbind");
@@ -257,6 +262,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
   require_running("mw_barrier_bind");
   mw::barriers::bind(b, addr, len);
+  mw::check::note_binding(b, addr, len, __builtin_return_address(0));
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace mw {
@@ -13,6 +14,20 @@ struct Range {
   size_t len;
   uintptr_t end() const { return addr + len; }
 };
+
+// The synchronization object (a lock or a barrier, by address) that guards a range, and
+// the range it was bound as; object 0: none.
+struct Guard {
+  uintptr_t object = 0;
+  Range range{};
+};
+
+// "mw_bind: A[4] ([a, +len)) cannot be bound to lock L: its bytes [x, y) are bound to barrier B
+// already ..." and stop: each byte of shared data has at most one guard.
+[[noreturn]] void overlap_error(const char *call, const char *what, const std::string &name,
+                                uintptr_t addr, size_t len, const std::string &data,
+                                const char *other_what,
+                                const std::string &other_name, const Range &other);
 
 class Bindings {
  public:

@@ -14,6 +14,7 @@
 #include "core/bindings.hpp"
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
+#include "ec/locks.hpp"
 #include "ec/protocol.hpp"
 #include "core/stats.hpp"
 #include "ec/timestamps.hpp"
@@ -176,16 +177,16 @@ void check_finalized(const char *call, const Barrier &k) {
   for (int f : g_finalized) {
     if (me() == kManager && k.arrived > 0 && !k.seen[static_cast<size_t>(f)])
       fatal(call,
-            "barrier %p can never complete: rank(s) %s reached it, but rank %d has reached "
+            "barrier %s can never complete: rank(s) %s reached it, but rank %d has reached "
             "mw_finalize without crossing it (every rank must cross a barrier as often)",
-            reinterpret_cast<void *>(k.addr), ranks_that(k, true).c_str(), f);
+            protocol::barrier_name(reinterpret_cast<void *>(k.addr)).c_str(), ranks_that(k, true).c_str(), f);
     // Another waiting rank cannot tell a rank that never crossed from one whose release
     // is in flight, except for the manager, which releases before it can finalize.
     if (f == kManager && me() != kManager && k.waiting && released(k) < k.crossings)
       fatal(call,
-            "barrier %p can never complete: this rank waits at it, but rank %d has reached "
+            "barrier %s can never complete: this rank waits at it, but rank %d has reached "
             "mw_finalize without crossing it (every rank must cross a barrier as often)",
-            reinterpret_cast<void *>(k.addr), f);
+            protocol::barrier_name(reinterpret_cast<void *>(k.addr)).c_str(), f);
   }
 }
 
@@ -214,8 +215,33 @@ void release_by_slot(int r) {
   line->word[kReleaseSeq].store(++g_released[static_cast<size_t>(r)], std::memory_order_release);
 }
 
+// Two ranks that wrote the same bytes in this phase (each arrival's runs are exactly the
+// bytes its rank wrote): reported, for the first such bytes of the crossing.
+void find_double_writes(const Barrier &k) {
+  struct Written {
+    uintptr_t begin, end;
+    int rank;
+  };
+  std::vector<Written> all;
+  for (const auto &[rank, runs] : k.arrivals)
+    for (const Run &r : runs) all.push_back({r.addr, r.addr + r.len, rank});
+  if (all.size() < 2) return;
+  std::sort(all.begin(), all.end(), [](const Written &x, const Written &y) { return x.begin < y.begin; });
+  Written reach = all[0];  // the run reaching furthest so far
+  for (size_t i = 1; i < all.size(); ++i) {
+    const Written &w = all[i];
+    if (w.begin < reach.end && w.rank != reach.rank) {
+      protocol::double_write({k.addr, k.open, w.begin, std::min(w.end, reach.end) - w.begin,
+                              std::min(w.rank, reach.rank), std::max(w.rank, reach.rank)});
+      return;
+    }
+    if (w.end > reach.end) reach = w;
+  }
+}
+
 void complete(Barrier &k) {
   const uint64_t epoch = k.open;
+  find_double_writes(k);
   if (!k.final) {
     ReleaseExtra ex{epoch};
     bool by_slot = false;
@@ -249,16 +275,16 @@ void complete(Barrier &k) {
 void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> runs, bool by_slot) {
   const char *call = call_of(final);
   if (epoch != k.open)
-    fatal(call, "barrier %p: rank %d arrived for its crossing %llu while crossing %llu is open",
-          reinterpret_cast<void *>(k.addr), rank, static_cast<unsigned long long>(epoch),
+    fatal(call, "barrier %s: rank %d arrived for its crossing %llu while crossing %llu is open",
+          protocol::barrier_name(reinterpret_cast<void *>(k.addr)).c_str(), rank, static_cast<unsigned long long>(epoch),
           static_cast<unsigned long long>(k.open));
   if (k.arrived == 0) {
     k.final = final;
   } else if (k.final != final) {
     fatal(call,
-          "barrier %p: rank %d crossed it with %s while rank(s) %s crossed it with %s (every "
+          "barrier %s: rank %d crossed it with %s while rank(s) %s crossed it with %s (every "
           "rank must call the same one)",
-          reinterpret_cast<void *>(k.addr), rank, call_of(final), ranks_that(k, true).c_str(),
+          protocol::barrier_name(reinterpret_cast<void *>(k.addr)).c_str(), rank, call_of(final), ranks_that(k, true).c_str(),
           call_of(k.final));
   }
   k.seen[static_cast<size_t>(rank)] = 1;
@@ -294,7 +320,7 @@ void take_slot_arrivals(bool may_send) {
     g_taken[r].store(seq, std::memory_order_relaxed);
     protocol::observe(line->word[kArrivalClock].load(std::memory_order_relaxed));
     if (k.seen[static_cast<size_t>(r)])
-      fatal("mw_barrier", "barrier %p: rank %d arrived twice at crossing %llu", reinterpret_cast<void *>(addr),
+      fatal("mw_barrier", "barrier %s: rank %d arrived twice at crossing %llu", protocol::barrier_name(reinterpret_cast<void *>(addr)).c_str(),
             r, static_cast<unsigned long long>(epoch));
     arrive(k, r, epoch, false, {}, true);
   }
@@ -493,12 +519,44 @@ void cross(mw_barrier_t *b, bool final) {
   k->waiting = false;
 }
 
+namespace {
+// The barrier other than `except` bound to bytes of [a, b), if any. Under the mutex.
+Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except) {
+  for (const auto &[addr, k] : g_barriers)
+    if (addr != except)
+      for (const Range &r : k->bindings.ranges())
+        if (r.addr < b && r.end() > a) return {addr, r};
+  return {};
+}
+}  // namespace
+
 void bind(mw_barrier_t *b, const void *addr, size_t len) {
   protocol::check_object("mw_barrier_bind", "barrier", b, sizeof *b);
   protocol::check_range("mw_barrier_bind", "barrier", b, addr, len);
   Barrier *k = record_of(b);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (const Guard other = locks::guard_of(a, a + len); other.object)
+    overlap_error("mw_barrier_bind", "barrier", protocol::barrier_name(b), a, len, protocol::data_name(a),
+                  "lock",
+                  protocol::lock_name(reinterpret_cast<void *>(other.object)), other.range);
   std::lock_guard<std::mutex> g(protocol::mu());
-  k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
+  if (const Guard other = guard_in(a, a + len, k->addr); other.object)
+    overlap_error("mw_barrier_bind", "barrier", protocol::barrier_name(b), a, len, protocol::data_name(a),
+                  "barrier",
+                  protocol::barrier_name(reinterpret_cast<void *>(other.object)), other.range);
+  k->bindings.add(a, len);
+  protocol::bindings_changed();
+}
+
+Guard guard_of(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  return guard_in(a, b, 0);
+}
+
+void for_each_binding(const std::function<void(uintptr_t, const Range &)> &f) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  for (const auto &[addr, k] : g_barriers)
+    for (const Range &r : k->bindings.ranges()) f(addr, r);
 }
 
 Bindings bound_in(uintptr_t a, uintptr_t b) {
@@ -518,9 +576,9 @@ void finalize() {
     for (auto &[addr, k] : g_barriers)
       if (me() == kManager && k->arrived > 0 && !k->seen[kManager])
         fatal("mw_finalize",
-              "barrier %p was reached by rank(s) %s, but this rank reached mw_finalize without "
+              "barrier %s was reached by rank(s) %s, but this rank reached mw_finalize without "
               "crossing it (every rank must cross a barrier as often)",
-              reinterpret_cast<void *>(addr), ranks_that(*k, true).c_str());
+              protocol::barrier_name(reinterpret_cast<void *>(addr)).c_str(), ranks_that(*k, true).c_str());
     for (int r = 0; r < protocol::nprocs(); ++r)
       if (r != me()) transport::send(r, MsgType::kFinalizing, nullptr, 0, protocol::tick());
   });

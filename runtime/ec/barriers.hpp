@@ -19,6 +19,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "core/bindings.hpp"
 #include "midway.h"
@@ -33,6 +34,11 @@ void bind(mw_barrier_t *b, const void *addr, size_t len);
 // The bytes of [a, b) bound to a barrier on this rank (mw_discard keeps them: a barrier
 // sends each rank only what changed since its last crossing).
 Bindings bound_in(uintptr_t a, uintptr_t b);
+
+// The barrier bound to bytes of [a, b), if any (mw_bind's overlap check), and every
+// binding of every barrier, as (barrier, range) (the checker, check/).
+Guard guard_of(uintptr_t a, uintptr_t b);
+void for_each_binding(const std::function<void(uintptr_t, const Range &)> &f);
 
 // At mw_finalize: checks that this rank leaves no barrier half crossed, then tells the
 // others it will cross no more.

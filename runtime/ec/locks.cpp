@@ -7,7 +7,9 @@
 #include <atomic>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <memory>
+#include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -16,6 +18,7 @@
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
 #include "memory/heap.hpp"
+#include "ec/barriers.hpp"
 #include "ec/protocol.hpp"
 #include "core/stats.hpp"
 #include "ec/timestamps.hpp"
@@ -101,6 +104,10 @@ struct Lock {
   // stay where they were made, so a request served before the owner has made its own
   // start-up calls does not hand the acquirer an empty set.
   uint64_t bind_version = 0;
+  // Start-up bindings differ between ranks: the owner's, sent with its grant for this
+  // rank to name the first difference (see "Start-up bindings compared").
+  std::vector<Range> theirs;
+  int theirs_from = kNone;
 
   // This rank's hold: kNone, MW_EXCLUSIVE or MW_NONEXCLUSIVE. Under the mutex, frozen.
   int held() const { return hold_of(word.load(std::memory_order_acquire)); }
@@ -184,7 +191,7 @@ size_t line_for(uintptr_t addr) {
 
 // A broken invariant of this file's own state: a bug here, not a peer's fault.
 [[noreturn]] void broken(const Lock &k, const char *what) {
-  fatal("mw_acquire", "lock %#lx: internal error in the lock protocol: %s", static_cast<unsigned long>(k.addr),
+  fatal("mw_acquire", "lock %s: internal error in the lock protocol: %s", protocol::lock_name(reinterpret_cast<void *>(k.addr)).c_str(),
         what);
 }
 
@@ -205,6 +212,47 @@ void wake(Lock &k, int mode) {
 }
 
 
+// Start-up bindings compared. Start-up bindings (version 0) stay where they were made,
+// so each rank must make the same ones: a rank that bound other ranges to a lock would
+// be sent the wrong data, silently. Every request of a rank whose bindings of the lock
+// are still version 0 carries a digest of them; the granting owner, if its own are
+// version 0 too, compares, and when they differ sends its ranges (LOCK_BINDINGS marked
+// kCompareOnly) ahead of the grant, so that the acquirer stops, before its acquire
+// returns, naming the first difference. An owner that has bound nothing to the lock yet
+// is not compared: it may not have reached its start-up calls.
+constexpr uint64_t kCompareOnly = ~0ull;
+
+uint64_t digest(const Bindings &b) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (const Range &r : b.ranges())
+    for (uint64_t w : {static_cast<uint64_t>(r.addr), static_cast<uint64_t>(r.len)})
+      for (int i = 0; i < 8; i++) h = (h ^ ((w >> (8 * i)) & 0xff)) * 1099511628211ull;
+  return h | 1;  // never 0, which means "not compared"
+}
+
+std::string describe(const Range &r) {
+  return protocol::data_name(r.addr) + " [" + std::to_string(r.len) + " bytes]";
+}
+
+// Called with the owner's ranges in k.theirs: stops naming the first difference.
+[[noreturn]] void startup_mismatch(const Lock &k) {
+  const std::vector<Range> &mine = k.bindings.ranges(), &theirs = k.theirs;
+  size_t i = 0;
+  while (i < mine.size() && i < theirs.size() && mine[i].addr == theirs[i].addr && mine[i].len == theirs[i].len) ++i;
+  std::string diff;
+  if (i < mine.size() && i < theirs.size())
+    diff = "this rank bound " + describe(mine[i]) + " where rank " + std::to_string(k.theirs_from) +
+           " bound " + describe(theirs[i]);
+  else if (i < mine.size())
+    diff = "this rank bound " + describe(mine[i]) + ", which rank " + std::to_string(k.theirs_from) + " did not";
+  else
+    diff = "rank " + std::to_string(k.theirs_from) + " bound " + describe(theirs[i]) + ", which this rank did not";
+  fatal("mw_acquire",
+        "lock %s: the ranks made different start-up bindings (mw_bind before any rank holds the "
+        "lock must be the same call on every rank): %s",
+        protocol::lock_name(reinterpret_cast<void *>(k.addr)).c_str(), diff.c_str());
+}
+
 // Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
 void grant(Lock &k, const Request &r) {
   const uint64_t now = protocol::tick();
@@ -216,6 +264,15 @@ void grant(Lock &k, const Request &r) {
       timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
       timestamps::collect(b.addr, b.len, r.t_seen, runs);
     }
+  if (r.startup_digest != 0 && k.bind_version == 0 && !k.bindings.empty() &&
+      r.startup_digest != digest(k.bindings)) {
+    std::vector<uint64_t> body{k.addr, kCompareOnly};
+    for (const Range &b : k.bindings.ranges()) {
+      body.push_back(b.addr);
+      body.push_back(b.len);
+    }
+    transport::send(r.rank, MsgType::kLockBindings, body.data(), body.size() * sizeof(uint64_t), now);
+  }
   if (r.bind_version < k.bind_version) {
     std::vector<uint64_t> body{k.addr, k.bind_version};
     for (const Range &b : k.bindings.ranges()) {
@@ -373,6 +430,7 @@ void on_grant(const Header &h, Bytes head) {
   Lock &k = get(p.object);
   Frozen f(k);
   if (!k.waiting) malformed(h, "a grant this rank did not ask for");
+  if (k.theirs_from != kNone) startup_mismatch(k);
   k.t_seen = h.clock;
   if (ex.mode == MW_EXCLUSIVE) {
     if (ex.tenure == 0) malformed(h, "an exclusive grant of no tenure");
@@ -390,6 +448,14 @@ void on_bindings(const Header &h, Bytes payload) {
   std::vector<uint64_t> w(payload.size() / 8);
   std::memcpy(w.data(), payload.data(), payload.size());
   std::vector<Range> ranges;
+  if (w[1] == kCompareOnly) {  // the owner's start-up bindings, which differ from ours
+    for (size_t i = 2; i < w.size(); i += 2) ranges.push_back({w[i], w[i + 1]});
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Lock &k = get(w[0]);
+    k.theirs = std::move(ranges);
+    k.theirs_from = h.sender;
+    return;
+  }
   for (size_t i = 2; i < w.size(); i += 2) {
     // Bound here as where the binding was made: a page now wholly bound is entry
     // consistent on this rank too.
@@ -401,6 +467,7 @@ void on_bindings(const Header &h, Bytes payload) {
   Lock &k = get(w[0]);
   k.bindings.assign(std::move(ranges));
   k.bind_version = w[1];
+  protocol::bindings_changed();
 }
 
 void on_revoke(const Header &h, Bytes payload) {
@@ -488,7 +555,7 @@ void init() {
 
 void acquire(mw_lock_t *l, mw_mode_t mode) {
   if (mode != MW_EXCLUSIVE && mode != MW_NONEXCLUSIVE)
-    fatal("mw_acquire", "lock %p: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", static_cast<void *>(l),
+    fatal("mw_acquire", "lock %s: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", protocol::lock_name(l).c_str(),
           static_cast<int>(mode));
   Lock *k = record_of("mw_acquire", l);
   // The cached path: not held, and takeable here in this mode (see "The cached path").
@@ -509,8 +576,8 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     Frozen f(*k);
     if (k->held() != kNone)
       fatal("mw_acquire",
-            "lock %p is already held by this rank (%s): release it before acquiring it again",
-            static_cast<void *>(l), mode_name(k->held()));
+            "lock %s is already held by this rank (%s): release it before acquiring it again",
+            protocol::lock_name(l).c_str(), mode_name(k->held()));
     if (k->local(mode)) {
       k->set_held(mode);
       k->ever_held.store(true, std::memory_order_relaxed);
@@ -528,7 +595,8 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     k->look_after = kFirstLook;
     k->waiting = true;
     k->wanted = mode;
-    Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0};
+    Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0,
+              k->bind_version == 0 ? digest(k->bindings) : 0};
     // The owner serves itself within its tenure when nobody waits: an exclusive request
     // then only waits for the readers' revokes (and opens no tenure). Otherwise it asks
     // the manager like any rank, for a later tenure; the one it owns ends with the
@@ -556,7 +624,7 @@ void release(mw_lock_t *l) {
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     Frozen f(*k);
-    if (k->held() == kNone) fatal("mw_release", "lock %p is not held by this rank", static_cast<void *>(l));
+    if (k->held() == kNone) fatal("mw_release", "lock %s is not held by this rank", protocol::lock_name(l).c_str());
     if (k->queue.empty() && k->revoker == kNone) {
       k->set_held(kNone);
       return;
@@ -577,25 +645,47 @@ void release(mw_lock_t *l) {
 }
 
 namespace {
+// The lock other than `except` bound to bytes of [a, b), if any. Under the mutex.
+Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except) {
+  for (const auto &[addr, k] : g_locks)
+    if (addr != except)
+      for (const Range &r : k->bindings.ranges())
+        if (r.addr < b && r.end() > a) return {addr, r};
+  return {};
+}
+
 Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
   protocol::check_object(call, "lock", l, sizeof *l);
   protocol::check_range(call, "lock", l, addr, len);
   Lock *k = record_of(call, l);
   if (k->held() != MW_EXCLUSIVE && k->ever_held.load(std::memory_order_relaxed))
     fatal(call,
-          "lock %p is not held exclusively by this rank: change a lock's bindings while "
+          "lock %s is not held exclusively by this rank: change a lock's bindings while "
           "holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before "
           "any acquires it)",
-          static_cast<void *>(l));
+          protocol::lock_name(l).c_str());
   return k;
 }
 }  // namespace
 
 void bind(mw_lock_t *l, const void *addr, size_t len) {
   Lock *k = check_binder("mw_bind", l, addr, len);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  // Each byte has at most one guard (midway.h, "Bindings"): a lock and a barrier, or two
+  // locks, would each ship it at their own time, and the later would overwrite the
+  // earlier's newer data.
+  if (const Guard other = barriers::guard_of(a, a + len); other.object)
+    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a),
+                  "barrier",
+                  protocol::barrier_name(reinterpret_cast<void *>(other.object)), other.range);
   std::lock_guard<std::mutex> g(protocol::mu());
-  k->bindings.add(reinterpret_cast<uintptr_t>(addr), len);
+  if (const Guard other = guard_in(a, a + len, k->addr); other.object)
+    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a),
+                  "lock",
+                  protocol::lock_name(reinterpret_cast<void *>(other.object)), other.range);
+  k->bindings.add(a, len);
   if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+  protocol::bindings_changed();
 }
 
 void unbind(mw_lock_t *l, const void *addr, size_t len) {
@@ -603,6 +693,31 @@ void unbind(mw_lock_t *l, const void *addr, size_t len) {
   std::lock_guard<std::mutex> g(protocol::mu());
   k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
   if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+  protocol::bindings_changed();
+}
+
+int held_mode(const void *lock) {
+  return record_of("mw_check", static_cast<mw_lock_t *>(const_cast<void *>(lock)))->held();
+}
+
+std::vector<std::pair<uintptr_t, int>> held_locks() {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  std::vector<std::pair<uintptr_t, int>> out;
+  for (const auto &[addr, k] : g_locks)
+    if (k->held() != kNone) out.emplace_back(addr, k->held());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void for_each_binding(const std::function<void(uintptr_t, const Range &)> &f) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  for (const auto &[addr, k] : g_locks)
+    for (const Range &r : k->bindings.ranges()) f(addr, r);
+}
+
+Guard guard_of(uintptr_t a, uintptr_t b) {
+  std::lock_guard<std::mutex> g(protocol::mu());
+  return guard_in(a, b, 0);
 }
 
 Bindings discard(uintptr_t a, uintptr_t b) {
@@ -615,10 +730,10 @@ Bindings discard(uintptr_t a, uintptr_t b) {
       if (r.end() <= a || r.addr >= b) continue;
       if (k->held() != kNone)
         fatal("mw_discard",
-              "[0x%lx, 0x%lx) holds data bound to lock 0x%lx, which this rank holds: release "
+              "[0x%lx, 0x%lx) holds data bound to lock %s, which this rank holds: release "
               "the lock before discarding its data",
               static_cast<unsigned long>(a), static_cast<unsigned long>(b),
-              static_cast<unsigned long>(addr));
+              protocol::lock_name(reinterpret_cast<void *>(addr)).c_str());
       (ours ? kept : dropped).add(std::max(r.addr, a), std::min(r.end(), b) - std::max(r.addr, a));
     }
     if (!ours) {

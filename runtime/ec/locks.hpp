@@ -22,6 +22,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <utility>
+#include <vector>
 
 #include "core/bindings.hpp"
 #include "midway.h"
@@ -46,6 +49,17 @@ void unbind(mw_lock_t *l, const void *addr, size_t len);
 // rank holds.
 Bindings discard(uintptr_t a, uintptr_t b);
 
+// For the checker (check/), from this rank's own state with no message:
+// this rank's hold of `lock` (-1: none, else MW_EXCLUSIVE or MW_NONEXCLUSIVE), without
+// the mutex once the lock's record is cached;
+int held_mode(const void *lock);
+// the locks this rank holds, by address, with their modes;
+std::vector<std::pair<uintptr_t, int>> held_locks();
+// every binding of every lock this rank knows, as (lock, range).
+void for_each_binding(const std::function<void(uintptr_t, const Range &)> &f);
+// The lock bound to bytes of [a, b), if any (mw_barrier_bind's overlap check).
+Guard guard_of(uintptr_t a, uintptr_t b);
+
 // The rank that manages the lock at `addr`.
 int manager_of(uintptr_t addr);
 
@@ -60,6 +74,7 @@ struct Request {  // LOCK_REQUEST, LOCK_FORWARD
   uint64_t bind_version;  // the acquirer's bindings, to tell whether the grant must carry them
   uint64_t tenure;  // set by the manager: the tenure that serves the request
   uint64_t opens;   // set by the manager: the tenure an exclusive request opens (else 0)
+  uint64_t startup_digest;  // bind_version 0: a digest of the acquirer's bindings (else 0)
 };
 struct GrantExtra {  // LOCK_GRANT: after its runs (ec/updates.hpp)
   uint32_t mode;

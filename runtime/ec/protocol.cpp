@@ -1,10 +1,15 @@
 #include "ec/protocol.hpp"
 
+#include <algorithm>
+#include <atomic>
+#include <vector>
 #include <cstring>
 
 #include "core/error.hpp"
 #include "core/settings.hpp"
 #include "memory/heap.hpp"
+#include "memory/symbols.hpp"
+#include "midway.h"
 #include "memory/window.hpp"
 
 namespace mw::protocol {
@@ -15,6 +20,7 @@ uint64_t g_clock = 0;  // under g_mu
 Model g_model = Model::kEntry;
 unsigned g_pc_interval_us = 1000;
 PageHooks g_hooks;
+std::atomic<uint64_t> g_bind_generation{0};
 
 Model read_model() {
   const std::string v = settings::text(settings::Id::MW_MODEL);
@@ -48,14 +54,39 @@ void observe(uint64_t remote_clock) {
   if (remote_clock > g_clock) g_clock = remote_clock;
 }
 
+std::string lock_name(const void *lock) { return symbols::variable(lock, sizeof(mw_lock_t)); }
+std::string barrier_name(const void *barrier) { return symbols::variable(barrier, sizeof(mw_barrier_t)); }
+std::string data_name(uintptr_t addr) { return symbols::variable(addr); }
+
+void bindings_changed() { g_bind_generation.fetch_add(1, std::memory_order_release); }
+uint64_t bindings_generation() { return g_bind_generation.load(std::memory_order_acquire); }
+
+namespace {
+void (*g_double_write_hook)(const DoubleWrite &) = nullptr;
+}  // namespace
+void set_double_write_hook(void (*hook)(const DoubleWrite &)) { g_double_write_hook = hook; }
+void double_write(const DoubleWrite &w) {
+  if (g_double_write_hook) return g_double_write_hook(w);
+  static std::vector<uintptr_t> &warned = *new std::vector<uintptr_t>;  // under mu()
+  if (std::find(warned.begin(), warned.end(), w.barrier) != warned.end()) return;
+  warned.push_back(w.barrier);
+  warn("mw_barrier",
+       "ranks %d and %d both wrote %s [%zu bytes], bound to barrier %s, in one phase (crossing "
+       "%llu): the barrier keeps one rank's bytes; let one rank write each byte per phase "
+       "(reported once per barrier; mwcc -fmidway-check reports each)",
+       w.first, w.second, data_name(w.addr).c_str(), w.len,
+       barrier_name(reinterpret_cast<void *>(w.barrier)).c_str(),
+       static_cast<unsigned long long>(w.crossing));
+}
+
 void check_object(const char *call, const char *what, const void *object, size_t size) {
   if (!object) fatal(call, "the %s is NULL", what);
   const uintptr_t a = reinterpret_cast<uintptr_t>(object);
   if (!window::is_shared(object, size) || (a >= window::layout().heap_begin && heap::owner_of(a) < 0))
     fatal(call,
-          "%s %p is not in shared memory: a %s must be MW_SHARED or allocated with mw_malloc, "
+          "%s %s is not in shared memory: a %s must be MW_SHARED or allocated with mw_malloc, "
           "so that it is the same object on every rank",
-          what, object, what);
+          what, symbols::variable(object).c_str(), what);
 }
 
 void set_page_hooks(const PageHooks &hooks) { g_hooks = hooks; }
@@ -75,13 +106,15 @@ bool bind_range(const void *p, size_t len) {
 
 void check_range(const char *call, const char *what, const void *object, const void *addr,
                  size_t len) {
-  if (len == 0) fatal(call, "binding an empty range at %p to %s %p", addr, what, object);
-  if (!addr) fatal(call, "binding a NULL range to %s %p", what, object);
+  const std::string name = std::string(what) == "lock" ? lock_name(object) : barrier_name(object);
+  if (len == 0) fatal(call, "binding an empty range at %p to %s %s", addr, what, name.c_str());
+  if (!addr) fatal(call, "binding a NULL range to %s %s", what, name.c_str());
   if (!bind_range(addr, len))
     fatal(call,
-          "[%p, %p) is not in shared memory, so it cannot be bound to %s %p: bind MW_SHARED "
+          "%s [%p, %p) is not in shared memory, so it cannot be bound to %s %s: bind MW_SHARED "
           "data or memory from mw_malloc",
-          addr, static_cast<const char *>(addr) + len, what, object);
+          data_name(reinterpret_cast<uintptr_t>(addr)).c_str(), addr,
+          static_cast<const char *>(addr) + len, what, name.c_str());
 }
 
 void malformed(const transport::Header &h, const char *why) {

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <mutex>
 #include <span>
+#include <string>
 #include <type_traits>
 
 #include "transport/message.hpp"
@@ -54,6 +55,32 @@ void observe(uint64_t remote_clock);
 // lock's or a barrier's own bytes (their page may hold release-consistent data this rank
 // has no copy of). `what` is "lock" or "barrier".
 void check_object(const char *call, const char *what, const void *object, size_t size);
+
+// How errors name a synchronization object and shared data: by its variable in the
+// executable's symbol table (`lock_A[3]`, `done`), else by address (memory/symbols).
+std::string lock_name(const void *lock);
+std::string barrier_name(const void *barrier);
+std::string data_name(uintptr_t addr);
+
+// Counts changes of any binding on this rank (mw_bind, mw_unbind, mw_barrier_bind,
+// bindings that came with a lock), so that a reader of the bindings (the checker,
+// check/) knows when its copy is stale.
+void bindings_changed();
+uint64_t bindings_generation();
+
+// Two ranks wrote the same bytes [addr, addr+len) of data bound to a barrier in one
+// phase (found where the barrier's manager merges their updates): the barrier keeps one
+// of them. Reported by the hook the checker sets in a check build (check/), else as a
+// warning, once per barrier.
+struct DoubleWrite {
+  uintptr_t barrier;
+  uint64_t crossing;
+  uintptr_t addr;
+  size_t len;
+  int first, second;  // the two ranks
+};
+void set_double_write_hook(void (*hook)(const DoubleWrite &));
+void double_write(const DoubleWrite &w);
 
 // The pages of data bound to nothing are the page layer's (rc/copysets), above this one;
 // what it must hear of entry-consistent data it hears through these, which it sets when

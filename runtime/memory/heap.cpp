@@ -20,6 +20,7 @@ struct Block {
   size_t line;        // timestamp granularity
   uintptr_t span;     // start of the span taken from the partition (<= the block)
   size_t span_len;    // bytes taken, alignment padding included
+  uintptr_t caller;   // the code that called mw_malloc (for reports)
 };
 
 std::mutex g_mutex;
@@ -95,7 +96,7 @@ void init(int rank, int nprocs) {
   g_ready = true;
 }
 
-void *allocate(size_t size, size_t line, const char *call) {
+void *allocate(size_t size, size_t line, const char *call, const void *caller) {
   if (size == 0) fatal(call, "size 0 is not a valid shared allocation");
   size_t page = window::page_size();
   if (!is_pow2(line) || line > page)
@@ -120,7 +121,7 @@ void *allocate(size_t size, size_t line, const char *call) {
       g_committed = to;
     }
   }
-  g_blocks[at] = Block{size, line, span, span_len};
+  g_blocks[at] = Block{size, line, span, span_len, reinterpret_cast<uintptr_t>(caller)};
   return reinterpret_cast<void *>(at);
 }
 
@@ -144,6 +145,18 @@ size_t line_of(const void *p) {
   if (it == g_blocks.begin()) return 0;
   --it;
   return a < it->first + it->second.size ? it->second.line : 0;
+}
+
+bool block_of(uintptr_t a, uintptr_t *base, size_t *size, uintptr_t *caller) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  auto it = g_blocks.upper_bound(a);
+  if (it == g_blocks.begin()) return false;
+  --it;
+  if (a >= it->first + it->second.size) return false;
+  *base = it->first;
+  *size = it->second.size;
+  *caller = it->second.caller;
+  return true;
 }
 
 }  // namespace mw::heap

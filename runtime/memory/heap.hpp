@@ -15,8 +15,9 @@ constexpr size_t kDefaultLine = 64;
 // Gives this rank its partition of the heap. Called by mw_init.
 void init(int rank, int nprocs);
 
-// The checks and errors of mw_malloc_lines, reported as `call`.
-void *allocate(size_t size, size_t line, const char *call);
+// The checks and errors of mw_malloc_lines, reported as `call`; `caller` is the code
+// address that called mw_malloc, so that reports can name a block by where it was made.
+void *allocate(size_t size, size_t line, const char *call, const void *caller = nullptr);
 void release(void *p);
 
 // The rank whose partition holds heap address a (it allocated the block there), or -1 if
@@ -26,5 +27,9 @@ int owner_of(uintptr_t a);
 // Line size of the block holding p (kDefaultLine for static data); 0 if p is not in a
 // live block of this rank's partition nor in static shared data.
 size_t line_of(const void *p);
+
+// The live block of this rank's partition that holds a: its start, size and the
+// caller of mw_malloc that made it. False if there is none.
+bool block_of(uintptr_t a, uintptr_t *base, size_t *size, uintptr_t *caller);
 
 }  // namespace mw::heap

@@ -61,4 +61,17 @@ int check() {
   return static_cast<int>(unverified.size());
 }
 
+void require_pass() {
+  const char *exe = "/proc/self/exe";
+  if (!image::read_section(exe, "mw_window_end", false)) return;  // not linked by mwcc
+  const auto defined = image::read_section(exe, MW_DEFINED_SECTION, false);
+  if (defined && defined->size > 0) return;
+  fatal("mw_init",
+        "this program was linked with mwcc's flags, but none of its code was compiled by "
+        "the Midway pass (its objects have no section " MW_DEFINED_SECTION "), so no store "
+        "to shared data would be marked and every rank would compute with its own copy: "
+        "compile every source file with mwcc (or clang-19 with -fpass-plugin and -fplugin "
+        "naming lib/MidwayInstrument.so, docs/INSTALL.md)");
+}
+
 }  // namespace mw::unmarked_calls

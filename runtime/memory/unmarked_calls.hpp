@@ -11,4 +11,9 @@ namespace mw::unmarked_calls {
 // Returns the number of such functions.
 int check();
 
+// Stops mw_init if the executable was linked with mwcc's flags (it has midway_exe.o's
+// section) but none of its own code was compiled by the pass (no MW_DEFINED_SECTION):
+// every store to shared data would go unmarked and each rank compute alone.
+void require_pass();
+
 }  // namespace mw::unmarked_calls

@@ -36,8 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 
-MW_SHARED mw_lock_t lock;
-MW_SHARED mw_barrier_t barrier;
+MW_SHARED mw_lock_t guard;
+MW_SHARED mw_barrier_t phase;
 MW_SHARED int data[16];
 MW_SHARED mw_lock_t many[4096]; /* every other one managed by rank 1 */
 
@@ -53,15 +53,15 @@ int main(int argc, char **argv) {
     mw_init(&argc, &argv);
   }
   if (!strcmp(what, "acquire-twice")) {
-    // TWICE-ACQ: midway: mw_acquire: lock 0x{{[0-9a-f]+}} is already held by this rank (non-exclusive): release it before acquiring it again (rank 0)
-    mw_acquire(&lock, MW_NONEXCLUSIVE);
-    mw_acquire(&lock, MW_EXCLUSIVE);
+    // TWICE-ACQ: midway: mw_acquire: lock guard is already held by this rank (non-exclusive): release it before acquiring it again (rank 0)
+    mw_acquire(&guard, MW_NONEXCLUSIVE);
+    mw_acquire(&guard, MW_EXCLUSIVE);
   }
   if (!strcmp(what, "release-unheld")) {
-    // UNHELD: midway: mw_release: lock 0x{{[0-9a-f]+}} is not held by this rank (rank 0)
-    mw_acquire(&lock, MW_EXCLUSIVE);
-    mw_release(&lock);
-    mw_release(&lock);
+    // UNHELD: midway: mw_release: lock guard is not held by this rank (rank 0)
+    mw_acquire(&guard, MW_EXCLUSIVE);
+    mw_release(&guard);
+    mw_release(&guard);
   }
   if (!strcmp(what, "private-lock")) {
     // PRIVATE-LOCK: midway: mw_acquire: lock 0x{{[0-9a-f]+}} is not in shared memory: a lock must be MW_SHARED or allocated with mw_malloc, so that it is the same object on every rank (rank 0)
@@ -69,25 +69,25 @@ int main(int argc, char **argv) {
     mw_acquire(&mine, MW_EXCLUSIVE);
   }
   if (!strcmp(what, "private-barrier")) {
-    // PRIVATE-BARRIER: midway: mw_barrier: barrier 0x{{[0-9a-f]+}} is not in shared memory
+    // PRIVATE-BARRIER: midway: mw_barrier: barrier main.mine is not in shared memory
     static mw_barrier_t mine;
     mw_barrier(&mine);
   }
   if (!strcmp(what, "bind-private")) {
-    // BIND-PRIVATE: midway: mw_bind: [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) is not in shared memory, so it cannot be bound to lock 0x{{[0-9a-f]+}}: bind MW_SHARED data or memory from mw_malloc (rank 0)
+    // BIND-PRIVATE: midway: mw_bind: main.private_data [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) is not in shared memory, so it cannot be bound to lock guard: bind MW_SHARED data or memory from mw_malloc (rank 0)
     static int private_data[4];
-    mw_bind(&lock, private_data, sizeof private_data);
+    mw_bind(&guard, private_data, sizeof private_data);
   }
   if (!strcmp(what, "bind-unheld")) {
-    // BIND-UNHELD: midway: mw_bind: lock 0x{{[0-9a-f]+}} is not held exclusively by this rank: change a lock's bindings while holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before any acquires it) (rank 0)
-    mw_bind(&lock, data, sizeof data);  // the start-up pattern: allowed
-    mw_acquire(&lock, MW_NONEXCLUSIVE);
-    mw_release(&lock);
-    mw_bind(&lock, data, 4);
+    // BIND-UNHELD: midway: mw_bind: lock guard is not held exclusively by this rank: change a lock's bindings while holding it in MW_EXCLUSIVE mode (or, the start-up pattern, on every rank before any acquires it) (rank 0)
+    mw_bind(&guard, data, sizeof data);  // the start-up pattern: allowed
+    mw_acquire(&guard, MW_NONEXCLUSIVE);
+    mw_release(&guard);
+    mw_bind(&guard, data, 4);
   }
   if (!strcmp(what, "bad-mode")) {
-    // MODE: midway: mw_acquire: lock 0x{{[0-9a-f]+}}: mode 7 is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE (rank 0)
-    mw_acquire(&lock, (mw_mode_t)7);
+    // MODE: midway: mw_acquire: lock guard: mode 7 is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE (rank 0)
+    mw_acquire(&guard, (mw_mode_t)7);
   }
   if (!strcmp(what, "exit-busy")) {
     // EXIT-BUSY-NOT: segmentation fault
@@ -104,20 +104,20 @@ int main(int argc, char **argv) {
       }
   }
   if (!strcmp(what, "skip-barrier")) {
-    // SKIP: midway: {{mw_barrier|mw_finalize}}: barrier 0x{{[0-9a-f]+}} {{was reached by rank\(s\) [0-9, ]+, but this rank reached mw_finalize without crossing it|can never complete: .*rank 0 has reached mw_finalize without crossing it}}
-    if (mw_rank() != 0) mw_barrier(&barrier);
+    // SKIP: midway: {{mw_barrier|mw_finalize}}: barrier phase {{was reached by rank\(s\) [0-9, ]+, but this rank reached mw_finalize without crossing it|can never complete: .*rank 0 has reached mw_finalize without crossing it}}
+    if (mw_rank() != 0) mw_barrier(&phase);
   }
   if (!strcmp(what, "skip-barrier-1")) {
-    // SKIP1: midway: {{mw_barrier|mw_finalize}}: barrier 0x{{[0-9a-f]+}} can never complete: rank(s) {{[0-9, ]+}} reached it, but rank 1 has reached mw_finalize without crossing it
-    if (mw_rank() != 1) mw_barrier(&barrier);
+    // SKIP1: midway: {{mw_barrier|mw_finalize}}: barrier phase can never complete: rank(s) {{[0-9, ]+}} reached it, but rank 1 has reached mw_finalize without crossing it
+    if (mw_rank() != 1) mw_barrier(&phase);
   }
   if (!strcmp(what, "mix-barrier") || !strcmp(what, "mix-barrier-final")) {
-    // MIX: midway: {{mw_barrier|mw_barrier_final}}: barrier 0x{{[0-9a-f]+}}: rank {{[0-9]+}} crossed it with {{mw_barrier|mw_barrier_final}} while rank(s) {{[0-9, ]+}} crossed it with {{mw_barrier|mw_barrier_final}} (every rank must call the same one)
+    // MIX: midway: {{mw_barrier|mw_barrier_final}}: barrier phase: rank {{[0-9]+}} crossed it with {{mw_barrier|mw_barrier_final}} while rank(s) {{[0-9, ]+}} crossed it with {{mw_barrier|mw_barrier_final}} (every rank must call the same one)
     // mix-barrier: the manager (rank 0) calls mw_barrier_final, the others mw_barrier
     // (on shm, through the shared page); mix-barrier-final: the other way round.
     const int final_here = (mw_rank() == 0) == !strcmp(what, "mix-barrier");
-    if (final_here) mw_barrier_final(&barrier);
-    else mw_barrier(&barrier);
+    if (final_here) mw_barrier_final(&phase);
+    else mw_barrier(&phase);
   }
   mw_finalize();
   if (!strcmp(what, "after-finalize")) {

@@ -8,19 +8,20 @@
 // RUN: clang-19 -no-pie %t.o -Wl,-T,%midway_lib/midway.ld %midway_lib/midway_exe.o \
 // RUN:   -L%midway_lib -Wl,-rpath,%midway_lib -lmidway -o %t
 // RUN: %t | FileCheck %s --check-prefix=MARKED
-// A knob takes effect: with the pass switched off, the store is not marked.
+// A knob takes effect: with the pass switched off, nothing is compiled by it, and mw_init
+// refuses the program (misuse_no_pass.c).
 // RUN: clang-19 -O2 -fpass-plugin=%midway_lib/MidwayInstrument.so -fplugin=%midway_lib/MidwayInstrument.so \
 // RUN:   -mllvm -midway-instrument=false -I%midway_include -c %s -o %t.off.o
 // RUN: clang-19 -no-pie %t.off.o -Wl,-T,%midway_lib/midway.ld %midway_lib/midway_exe.o \
 // RUN:   -L%midway_lib -Wl,-rpath,%midway_lib -lmidway -o %t.off
-// RUN: %t.off | FileCheck %s --check-prefix=OFF
+// RUN: not %t.off 2>&1 | FileCheck %s --check-prefix=OFF
 // Without -fplugin, clang 19 rejects the knob before it loads the pass plugin.
 // RUN: not clang-19 -O2 -fpass-plugin=%midway_lib/MidwayInstrument.so -mllvm -midway-instrument=false \
 // RUN:   -I%midway_include -c %s -o /dev/null 2>&1 | FileCheck %s --check-prefix=UNKNOWN
 // mwcc --showme:link prints the same link flags.
 // RUN: %mwcc --showme:link | FileCheck %s --check-prefix=LINK
 // MARKED: dirty bytes: 4
-// OFF: dirty bytes: 0
+// OFF: midway: mw_init: this program was linked with mwcc's flags, but none of its code was compiled by the Midway pass
 // UNKNOWN: Unknown command line argument '-midway-instrument=false'
 // LINK: -no-pie -Wl,-T,{{.*}}/lib/midway.ld {{.*}}/lib/midway_exe.o {{.*}}-lmidway
 #include <midway.h>

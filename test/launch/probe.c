@@ -34,6 +34,13 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+/* The probe is linked as mwcc links but compiled by plain clang (the launch tests build
+ * without the pass too, MIDWAY_ONLY_RUNTIME): it marks no stores, and needs none, as
+ * no rank reads what another wrote. mw_init refuses a program linked by mwcc whose code
+ * the pass never saw; the probe says, as the pass would, which of its functions are
+ * Midway's. */
+__attribute__((section(MW_DEFINED_SECTION), used)) static const char probe_defined[] = "main\n";
+
 #ifndef PROBE_SHARED_BYTES
 #define PROBE_SHARED_BYTES 4096
 #endif

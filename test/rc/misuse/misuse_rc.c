@@ -100,7 +100,7 @@ int main(int argc, char **argv) {
       mw_discard(local, sizeof local);
     }
     if (!strcmp(what, "discard-held")) {
-      // DISCARD-HELD: midway: mw_discard: [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) holds data bound to lock 0x{{[0-9a-f]+}}, which this rank holds: release the lock before discarding its data (rank 1)
+      // DISCARD-HELD: midway: mw_discard: [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) holds data bound to lock lock, which this rank holds: release the lock before discarding its data (rank 1)
       mw_acquire(&lock, MW_EXCLUSIVE);
       mw_bind(&lock, data[1], 64);
       mw_discard(data, sizeof data);
