@@ -28,6 +28,7 @@
 #include "midway.h"
 #include "rc/pending_updates.hpp"
 #include "core/stats.hpp"
+#include "core/waits.hpp"
 #include "transport/transport.hpp"
 #include "memory/unmarked_calls.hpp"
 #include "memory/window.hpp"
@@ -57,6 +58,23 @@ void on_hello(const mw::transport::Header &, std::span<const std::byte>) {
   g_hellos.fetch_add(1, std::memory_order_release);
 }
 
+// shm reaches only the ranks of one host (one kernel, one network namespace): asked for
+// in a job that spans hosts, the first message to another host would never arrive.
+void refuse_unreachable(const mw::bootstrap::Job &job, const std::string &provider) {
+  if (job.all_local || provider.empty()) return;
+  if (provider != "shm" && provider.rfind("shm;", 0) != 0) return;
+  const auto me = static_cast<size_t>(job.rank);
+  int other = 0;
+  while (job.hosts[static_cast<size_t>(other)] == job.hosts[me]) other++;
+  mw::fatal("mw_init",
+            "the provider %s reaches only ranks on this host, but rank %d runs on %s and this "
+            "rank on %s (host identities \"%s\" and \"%s\": host name, boot id, network "
+            "namespace); use --provider tcp, or leave --provider unset for tcp",
+            provider.c_str(), other, mw::bootstrap::host_name(job, other).c_str(),
+            mw::bootstrap::host_name(job, job.rank).c_str(), job.hosts[static_cast<size_t>(other)].c_str(),
+            job.hosts[me].c_str());
+}
+
 // Opens this rank's endpoint, exchanges addresses through the launcher (mwrun's job
 // directory or PMIx) and connects. Then each rank greets the next one around a ring
 // and waits for the previous one's greeting: tcp connects lazily, so without this a
@@ -71,6 +89,10 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   cfg.all_local = job.all_local;
   cfg.job_secret = job.secret;
   cfg.poll_word_at = reinterpret_cast<void *>(MW_POLL_WORD);
+  cfg.job_id = job.job_id;
+  refuse_unreachable(job, cfg.provider);
+  cfg.liveness_ms = static_cast<int>(mw::settings::number(mw::settings::Id::MW_LIVENESS_TIMEOUT) * 1000);
+  for (int r = 0; r < job.nprocs; r++) cfg.host_names.push_back(mw::bootstrap::host_name(job, r));
   const std::vector<uint8_t> me = mw::transport::open(cfg);
   mw::bootstrap::put("fabric.address", me.data(), me.size());
   mw::bootstrap::fence();
@@ -112,6 +134,8 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   // join sets mw::g_rank as soon as it knows it, so that its own errors name the rank.
   const mw::bootstrap::Job job = mw::bootstrap::join(startup_timeout_ms());
   g_nprocs = job.nprocs;
+  mw::waits::open(mw::settings::text(mw::settings::Id::MW_JOB_DIR), job.rank,
+                  mw::bootstrap::host_name(job, job.rank).c_str());
   mw::unmarked_calls::require_pass();
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
@@ -133,15 +157,20 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::check::stop();
   mw::pending_updates::finish();  // the last updates reach their copysets
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
-  mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
+  {
+    mw::waits::Waiting w(mw::waits::Kind::kFinalize, 0, -1);
+    mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
+  }
   // Only now are the figures final: until every rank had arrived, this rank still
   // served page fetches (a master reading results after the terminating barrier).
   mw::stats::finish("mw_finalize");
   if (g_nprocs > 1) mw::transport::close();
   mw::copysets::stop();
+  mw::waits::close();
   g_state = JobState::kFinished;
 }
 
@@ -218,10 +247,12 @@ MW_EXPORT double mw_phase_seconds(const char *name) {
 
 MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
   require_running("mw_acquire");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::locks::acquire(l, mode);
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();  // release consistency: before the lock can move on
   mw::locks::release(l);
 }
@@ -236,6 +267,7 @@ MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();
   mw::barriers::cross(b, false);
 }
@@ -246,6 +278,7 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();
   mw::barriers::cross(b, true);
 }

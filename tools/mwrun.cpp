@@ -42,6 +42,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/waits.hpp"
+
 #include "core/leftovers.hpp"
 #include "core/settings.hpp"
 #include "core/stats.hpp"
@@ -60,6 +62,8 @@ constexpr int kTimeoutExit = 124;  // as timeout(1)
 constexpr int kMaxRanks = 4096;
 // Between SIGTERM and SIGKILL when stopping the job: time for a rank to flush its output.
 constexpr auto kGrace = std::chrono::seconds(2);
+// How often mwrun looks for a deadlock in the ranks' wait records.
+constexpr auto kScan = std::chrono::milliseconds(500);
 
 // The help text; its %s are filled from the settings table (runtime/core/settings.def).
 const char *const kHelp = R"(usage: mwrun -n N [options] PROGRAM [ARGS...]
@@ -82,12 +86,16 @@ Options:
   --stats=table            the same
   --stats=json:FILE        write every rank's statistics and the totals to FILE, as
                            {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
-  --timeout S              stop the job if it runs longer than S seconds (exit 124)
+  --timeout S              stop the job if it runs longer than S seconds (exit 124),
+                           printing what each rank waits for first
   --bind-to core|none      core: bind rank r to the r-th CPU mwrun may use
                            (sched_setaffinity; its service thread runs there too);
                            none: let the kernel place the ranks. Default: core when
                            the ranks fit on the CPUs mwrun may use, none when they
                            outnumber them (--bind-to core is then an error)
+  --liveness S             a rank that waits stops the job when a peer has not
+                           answered it for S seconds (its host or link lost, or its
+                           process stopped); 0: never (default 20: MW_LIVENESS_TIMEOUT)
   --exec-prefix 'CMD'      run each rank as CMD PROGRAM [ARGS...]; CMD's words are
                            split on spaces and {rank} in them becomes the rank, e.g.
                            --exec-prefix 'valgrind -q' or, to place each rank in a
@@ -101,6 +109,12 @@ A failing rank stops the job: when a rank is killed by a signal, exits non-zero,
 exits without calling mw_finalize while others still run, mwrun says which rank and
 why, sends SIGTERM to the other ranks, then SIGKILL 2 s later. SIGINT, SIGTERM and
 SIGHUP sent to mwrun are forwarded to the ranks, which are then stopped the same way.
+SIGUSR1 sent to mwrun prints what each rank waits for, one line per rank (a lock and
+its manager, a barrier, a page and its home; the call site; the locks it holds), or
+"not answering" for a rank that is stopped or runs outside Midway; the job goes on.
+When every rank waits for something only another waiting rank can give (ranks at
+different barriers, a lock cycle), mwrun prints the same table within seconds, says
+why each rank is stuck, and stops the job (exit 1).
 The ranks run in a process group of their own; processes they leave behind in it are
 killed when the job ends. If mwrun itself is killed (SIGKILL), its ranks die with it;
 the next mwrun removes the job directory, and any /dev/shm file of a rank that died
@@ -187,6 +201,7 @@ struct Options {
   int timeout_s = 0;  // 0: no limit
   std::optional<bool> bind;  // --bind-to: core (true) or none (false); unset: by count
   std::vector<int> cpus;     // by rank, the CPU it is bound to (placement()); empty: none
+  std::optional<std::string> liveness;  // seconds, MW_LIVENESS_TIMEOUT
   std::vector<std::string> exec_prefix;  // words run before the program; {rank} replaced
   std::vector<std::string> command;
 };
@@ -256,6 +271,8 @@ Options parse(int argc, char **argv) {
       std::istringstream words(*v);
       for (std::string w; words >> w;) o.exec_prefix.push_back(w);
       if (o.exec_prefix.empty()) usage_error("--exec-prefix needs a command, e.g. 'valgrind -q'");
+    } else if (auto v = value_of(a, "--liveness"); v) {
+      o.liveness = checked("--liveness", mw::settings::Id::MW_LIVENESS_TIMEOUT, *v);
     } else if (auto v = value_of(a, "--timeout"); v) {
       o.timeout_s = parse_count("--timeout", *v, 1 << 24);
     } else if (auto v = value_of(a, "--bind-to"); v) {
@@ -751,6 +768,173 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
 
 // ---- Running the job ----
 
+// ---- What each rank waits for (runtime/core/waits.hpp) ----
+
+// Names of the program's code and data from its symbol table (nm, binutils), and source
+// lines of code addresses (addr2line): read only when a table is printed.
+struct Symbols {
+  std::string exe;
+  bool loaded = false;
+  std::map<uint64_t, std::string> by_addr;
+
+  static std::string run(const std::string &cmd) {
+    std::string out;
+    if (FILE *f = popen(cmd.c_str(), "r")) {
+      char buf[4096];
+      size_t n;
+      while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+      pclose(f);
+    }
+    return out;
+  }
+  void load() {
+    if (loaded) return;
+    loaded = true;
+    if (exe.empty() || exe.find('\'') != std::string::npos) return;
+    std::istringstream lines(run("nm -n --defined-only '" + exe + "' 2>/dev/null"));
+    for (std::string line; std::getline(lines, line);) {
+      std::istringstream w(line);
+      std::string addr, type, name;
+      if (!(w >> addr >> type >> name)) continue;
+      if (std::string("TtDdBbRr").find(type[0]) == std::string::npos) continue;
+      by_addr[std::strtoull(addr.c_str(), nullptr, 16)] = name;
+    }
+  }
+  std::string name(uint64_t addr, bool code) {
+    load();
+    auto it = by_addr.upper_bound(addr);
+    if (it == by_addr.begin()) return "";
+    --it;
+    if (addr - it->first > (1u << 20)) return "";
+    std::string s = it->second;
+    if (addr != it->first) s += "+" + std::to_string(addr - it->first);
+    if (code) {
+      char a[32];
+      std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(addr - 1));
+      std::string line = run("addr2line -e '" + exe + "' " + a + " 2>/dev/null");
+      while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+      if (!line.empty() && line.find("??") == std::string::npos) {
+        const size_t disc = line.find(" (discriminator");
+        s += " at " + line.substr(0, disc);
+      }
+    }
+    return s;
+  }
+};
+Symbols g_symbols;
+std::string symbolize(uint64_t addr, bool code) { return g_symbols.name(addr, code); }
+
+// The ranks' wait records, mapped as they appear in the job directory.
+class Waits {
+ public:
+  Waits(const JobDir &dir, int nprocs) : dir_(dir), maps_(static_cast<size_t>(nprocs), nullptr) {}
+  ~Waits() {
+    for (auto *m : maps_)
+      if (m) munmap(m, sizeof(mw::waits::Record));
+  }
+  Waits(const Waits &) = delete;
+  Waits &operator=(const Waits &) = delete;
+
+  std::vector<mw::waits::Snapshot> read() {
+    std::vector<mw::waits::Snapshot> out(maps_.size());
+    for (size_t r = 0; r < maps_.size(); r++) {
+      if (!maps_[r]) map(r);
+      if (maps_[r]) out[r].valid = mw::waits::read(*maps_[r], &out[r].rec);
+    }
+    return out;
+  }
+
+  // One line per rank: its wait, or why it is not answering.
+  std::string table(const std::vector<pid_t> &pids, const std::vector<mw::waits::Snapshot> &s) {
+    if (g_symbols.exe.empty() && !pids.empty() && pids[0] > 0) {
+      char path[4096];
+      ssize_t n = readlink(("/proc/" + std::to_string(pids[0]) + "/exe").c_str(), path, sizeof path - 1);
+      if (n > 0) g_symbols.exe.assign(path, static_cast<size_t>(n));
+    }
+    const uint64_t now = mw::waits::realtime_ns();
+    std::string out;
+    for (size_t r = 0; r < s.size(); r++) {
+      std::string line = "  rank " + std::to_string(r);
+      const pid_t pid = r < pids.size() ? pids[r] : 0;
+      if (pid > 0) line += " (pid " + std::to_string(pid);
+      if (s[r].valid) line += std::string(pid > 0 ? ", " : " (") + "host " + s[r].rec.host + ")";
+      else if (pid > 0) line += ")";
+      line += ": ";
+      const char state = process_state(pid);
+      if (pid <= 0 || state == 0) {
+        line += "exited";
+      } else if (state == 'T' || state == 't') {
+        line += "not answering: its process is stopped (SIGSTOP or a debugger)";
+        if (s[r].valid && s[r].rec.kind != static_cast<uint32_t>(mw::waits::Kind::kNone))
+          line += "; it was waiting for " + mw::waits::describe(s[r].rec, symbolize, now);
+      } else if (!s[r].valid) {
+        line += "not answering: it has not reached mw_init";
+      } else if (now > s[r].rec.alive_ns + kSilentNs) {
+        line += "not answering: its runtime has not run for " +
+                fixed1(static_cast<double>(now - s[r].rec.alive_ns) / 1e9) + " s; last waiting for " +
+                mw::waits::describe(s[r].rec, symbolize, now);
+      } else if (s[r].rec.kind == static_cast<uint32_t>(mw::waits::Kind::kNone)) {
+        line += "not answering: running outside Midway (computing or spinning) for " +
+                fixed1(static_cast<double>(now - std::min(now, s[r].rec.since_ns)) / 1e9) + " s";
+      } else {
+        line += "waits for " + mw::waits::describe(s[r].rec, symbolize, now);
+      }
+      out += (out.empty() ? "" : "\n") + line;
+    }
+    return out;
+  }
+
+  // True once every rank has waited, stuck, with nothing changed for kStableNs.
+  std::string deadlock(const std::vector<mw::waits::Snapshot> &s) {
+    std::string why = mw::waits::describe_deadlock(s);
+    std::vector<uint64_t> key;
+    for (const auto &x : s) key.push_back(x.rec.seq);
+    const uint64_t now = mw::waits::realtime_ns();
+    if (why.empty() || key != stuck_key_) {
+      stuck_key_ = why.empty() ? std::vector<uint64_t>{} : key;
+      stuck_since_ = now;
+      return "";
+    }
+    return now - stuck_since_ >= kStableNs ? why : "";
+  }
+
+ private:
+  static constexpr uint64_t kSilentNs = 3'000'000'000ull;  // a service thread wakes every second
+  static constexpr uint64_t kStableNs = 2'000'000'000ull;
+
+  static std::string fixed1(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f", v);
+    return b;
+  }
+  // The state letter of /proc/<pid>/stat (R, S, D, T, t, Z...), or 0 if it is gone.
+  static char process_state(pid_t pid) {
+    if (pid <= 0) return 0;
+    std::optional<std::string> st = read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!st) return 0;
+    size_t close = st->rfind(')');
+    if (close == std::string::npos || close + 2 >= st->size()) return 0;
+    char c = (*st)[close + 2];
+    return c == 'Z' || c == 'X' ? 0 : c;
+  }
+  void map(size_t r) {
+    const std::string path = dir_.path() + "/" + mw::waits::kFilePrefix + std::to_string(r);
+    int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && static_cast<size_t>(st.st_size) >= sizeof(mw::waits::Record)) {
+      void *p = mmap(nullptr, sizeof(mw::waits::Record), PROT_READ, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) maps_[r] = static_cast<mw::waits::Record *>(p);
+    }
+    close(fd);
+  }
+
+  const JobDir &dir_;
+  std::vector<mw::waits::Record *> maps_;
+  std::vector<uint64_t> stuck_key_;
+  uint64_t stuck_since_ = 0;
+};
+
 std::string describe_signal(int sig) {
   const char *abbrev = sigabbrev_np(sig);
   return "signal " + std::to_string(sig) + (abbrev ? std::string(" (SIG") + abbrev + ")" : "");
@@ -759,13 +943,13 @@ std::string describe_signal(int sig) {
 class Job {
  public:
   Job(const Options &o, const JobDir &dir, uint64_t secret)
-      : o_(o), dir_(dir), secret_(secret), pids_(o.nprocs, 0) {}
+      : o_(o), dir_(dir), secret_(secret), pids_(o.nprocs, 0), waits_(dir, o.nprocs) {}
 
   // The job's exit status.
   int run() {
     sigset_t wanted;
     sigemptyset(&wanted);
-    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) sigaddset(&wanted, s);
+    for (int s : {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGUSR1}) sigaddset(&wanted, s);
     // Blocked, so that they wait for sigtimedwait below (and none is lost between the
     // fork of a rank and the wait); the ranks get mwrun's original mask back.
     sigset_t original;
@@ -774,8 +958,13 @@ class Job {
 
     std::optional<Clock::time_point> job_deadline;
     if (o_.timeout_s > 0) job_deadline = Clock::now() + std::chrono::seconds(o_.timeout_s);
+    // Every kScan, while the job runs, mwrun reads the ranks' wait records for a deadlock.
+    Clock::time_point next_scan = Clock::now() + kScan;
     while (alive_ > 0) {
       std::optional<Clock::time_point> deadline = stopping_ ? kill_at_ : job_deadline;
+      const bool scanning = !stopping_ && o_.nprocs > 1;
+      const bool scan_first = scanning && (!deadline || next_scan < *deadline);
+      if (scan_first) deadline = next_scan;
       siginfo_t info;
       int sig;
       if (deadline) {
@@ -787,13 +976,26 @@ class Job {
         sig = sigwaitinfo(&wanted, &info);
       }
       if (sig < 0 && errno == EINTR) continue;
+      if (sig < 0 && errno == EAGAIN && scan_first) {
+        next_scan = Clock::now() + kScan;
+        auto snap = waits_.read();
+        std::string why = waits_.deadlock(snap);
+        if (!why.empty()) {
+          say("deadlock: every rank waits for what only another waiting rank can give:\n%s"
+              "what each rank waits for:\n%s\nstopping the job", why.c_str(), waits_.table(pids_, snap).c_str());
+          fail(EXIT_FAILURE);
+          stop(SIGTERM);
+        }
+        continue;
+      }
       if (sig < 0 && errno == EAGAIN) {
         if (stopping_) {
           // Past the grace period: whatever is left does not get another chance.
           killpg(pgid_, SIGKILL);
           kill_at_.reset();
         } else {
-          say("the job ran longer than --timeout %d s; stopping it", o_.timeout_s);
+          say("the job ran longer than --timeout %d s; stopping it. What each rank waits for:\n%s",
+              o_.timeout_s, waits_.table(pids_, waits_.read()).c_str());
           fail(kTimeoutExit);
           stop(SIGTERM);
         }
@@ -808,6 +1010,8 @@ class Job {
       }
       if (sig == SIGCHLD) {
         reap();
+      } else if (sig == SIGUSR1) {
+        say("what each rank waits for:\n%s", waits_.table(pids_, waits_.read()).c_str());
       } else if (!stopping_) {
         say("received %s; forwarding it to the ranks and stopping the job",
             describe_signal(sig).c_str());
@@ -820,7 +1024,7 @@ class Job {
     // The ranks are gone; nothing they started outlives the job. A rank killed between
     // opening the job's doorbell page and connecting (which unlinks it) leaves its name.
     if (pgid_ > 0) killpg(pgid_, SIGKILL);
-    shm_unlink(mw::leftovers::bells_name(secret_).c_str());
+    shm_unlink(mw::leftovers::bells_name(dir_.name()).c_str());
     return exit_code_;
   }
 
@@ -836,6 +1040,7 @@ class Job {
     if (o_.provider) set.push_back("MW_PROVIDER=" + *o_.provider);
     if (o_.model) set.push_back("MW_MODEL=" + *o_.model);
     if (o_.stats) set.push_back("MW_STATS=" + *o_.stats);
+    if (o_.liveness) set.push_back("MW_LIVENESS_TIMEOUT=" + *o_.liveness);
     auto is_set = [&set](std::string_view entry) {
       if (entry.rfind("MW_RANK=", 0) == 0) return true;
       for (const std::string &v : set)
@@ -965,6 +1170,7 @@ class Job {
   const JobDir &dir_;
   const uint64_t secret_;
   std::vector<pid_t> pids_;  // by rank
+  Waits waits_;
   int alive_ = 0;            // ranks not yet reaped
   pid_t pgid_ = 0;           // the ranks' process group: rank 0's pid
   bool stopping_ = false;

@@ -127,10 +127,12 @@ std::string endpoint_name(int rank, pid_t pid) {
   return std::string(kPrefix) + std::to_string(pid) + "-r" + std::to_string(rank);
 }
 
-std::string bells_name(uint64_t secret) {
+std::string bells_name(const std::string &job_id) {
+  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a: a short fixed-width name for any job id
+  for (unsigned char c : job_id) h = (h ^ c) * 0x100000001b3ull;
   char name[64];
   std::snprintf(name, sizeof name, "/%.*s%016" PRIx64 "%.*s", static_cast<int>(kPrefix.size()),
-                kPrefix.data(), secret, static_cast<int>(kBellsSuffix.size()), kBellsSuffix.data());
+                kPrefix.data(), h, static_cast<int>(kBellsSuffix.size()), kBellsSuffix.data());
   return name;
 }
 

@@ -7,11 +7,13 @@
 //                                   named by the rank's process (transport/transport.cpp). Unlinked
 //                                   once every peer has mapped it, so only a rank that dies
 //                                   during start-up leaves one: stale once <pid> is gone.
-//   /dev/shm/midway-<secret>-bells  the doorbell page of a job's ranks on one host, named
-//                                   by the job's secret (16 hex digits: unguessable, so no
-//                                   other user can make it first). Unlinked once every rank
-//                                   has opened it: stale once no process has it open or
-//                                   mapped.
+//   /dev/shm/midway-<hash>-bells    the doorbell page of a job's ranks on one host, named
+//                                   by a hash of the job's id (16 hex digits; not by its
+//                                   secret, which every local user could read in the name).
+//                                   Another user could make a file of that name first: the
+//                                   ranks refuse a page that is not theirs alone. Unlinked
+//                                   once every rank has opened it: stale once no process
+//                                   has it open or mapped.
 //   $TMPDIR/mwrun.XXXXXX/           mwrun's job directory, with kLauncherFile naming the
 //                                   mwrun that made it: stale once that mwrun is gone.
 //
@@ -42,8 +44,9 @@ constexpr const char *kLauncherFile = "launcher";
 
 // The shm region name (without "/dev/shm/") of process pid's endpoint as `rank`.
 std::string endpoint_name(int rank, pid_t pid);
-// The doorbell page's shm_open name ("/midway-<secret>-bells") of the job with `secret`.
-std::string bells_name(uint64_t secret);
+// The doorbell page's shm_open name ("/midway-<16 hex digits>-bells") of the job `job_id`
+// (mwrun's job directory name, the PMIx namespace).
+std::string bells_name(const std::string &job_id);
 
 struct Removed {
   std::string path;

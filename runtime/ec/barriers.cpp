@@ -1,3 +1,4 @@
+#include "core/waits.hpp"
 #include "ec/barriers.hpp"
 
 #include <sched.h>
@@ -412,6 +413,7 @@ void cross(mw_barrier_t *b, bool final) {
   const char *call = call_of(final);
   protocol::check_object(call, "barrier", b, sizeof *b);
   stats::ScopedWait wait(stats::Wait::Barrier);
+  waits::Waiting waiting(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), kManager);
   transport::SharedLine *const line = transport::shared_line(me());
   const bool manager = me() == kManager;
   Barrier *k = nullptr;

@@ -1,3 +1,4 @@
+#include "core/waits.hpp"
 #include "ec/locks.hpp"
 
 #include <unistd.h>
@@ -530,7 +531,19 @@ int manager_of(uintptr_t addr) {
   return static_cast<int>((addr >> 4) % static_cast<uintptr_t>(protocol::nprocs()));
 }
 
+// The locks this rank holds, for its wait record (waits::detail, after a wait has lasted a
+// while): what a lock cycle is made of. -1 if the protocol's mutex is busy (asked again).
+int held_locks(uint64_t *out, int max) {
+  std::unique_lock<std::mutex> g(protocol::mu(), std::try_to_lock);
+  if (!g.owns_lock()) return -1;
+  int n = 0;
+  for (const auto &[addr, k] : g_locks)
+    if (k->held() != kNone && n < max) out[n++] = addr;
+  return n;
+}
+
 void init() {
+  waits::set_held_fn(held_locks);
   transport::on(MsgType::kLockRequest, on_request);
   transport::on(MsgType::kLockForward, on_forward);
   transport::on(MsgType::kLockGrant, on_grant, updates::place);
@@ -573,6 +586,7 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     }
   }
   stats::ScopedWait wait(stats::Wait::Acquire);
+  waits::Waiting waiting(waits::Kind::kLock, k->addr, manager_of(k->addr), static_cast<uint32_t>(mode));
   k->granted.store(false, std::memory_order_relaxed);
   transport::as_handler([&] {
     std::lock_guard<std::mutex> g(protocol::mu());

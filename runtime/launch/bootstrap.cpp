@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
@@ -238,6 +239,40 @@ void check_images(const Job &job) {
   }
 }
 
+// ---- Hosts told apart ----
+
+// Where a rank runs, as "<host name> <boot id> <network namespace>": two ranks share
+// memory (and shm reaches both) only if the kernel is the same (its boot id), and their
+// loopback and names are the same only in one network namespace (network namespaces on
+// one kernel, as in test/multihost, are hosts to the fabric). The host name is for errors.
+constexpr const char *kHostKey = "mw.host";
+
+std::string this_host() {
+  char name[256] = "?";
+  gethostname(name, sizeof name - 1);
+  std::string boot = "?";
+  if (FILE *f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char b[64] = "";
+    if (std::fgets(b, sizeof b, f)) boot.assign(b, strcspn(b, "\n"));
+    std::fclose(f);
+  }
+  struct stat st{};
+  const unsigned long long netns = stat("/proc/self/ns/net", &st) == 0 ? st.st_ino : 0;
+  return std::string(name) + " " + boot + " " + std::to_string(netns);
+}
+
+void learn_hosts(Job &job, const std::string &mine) {
+  job.hosts.resize(static_cast<size_t>(job.nprocs));
+  job.all_local = true;
+  for (int r = 0; r < job.nprocs; r++) {
+    std::optional<std::vector<uint8_t>> b = g_backend->get(r, kHostKey);
+    if (!b) fatal("mw_init", "rank %d published no %s at start-up", r, kHostKey);
+    std::string id(b->begin(), b->end());
+    job.hosts[static_cast<size_t>(r)] = id;
+    if (id != mine) job.all_local = false;
+  }
+}
+
 void check_key(const char *key) {
   size_t n = std::strlen(key);
   bool ok = n > 0 && n <= 64;
@@ -263,14 +298,28 @@ Job join(int timeout_ms) {
   g_backend = start(job);
   std::vector<uint8_t> image = encode(this_image());
   g_backend->put(kImageKey, image.data(), image.size());
+  const std::string host = this_host();
+  g_backend->put(kHostKey, host.data(), host.size());
   g_backend->fence(timeout_ms, "mw_init");
   job.secret = g_backend->secret();
   check_images(job);
+  learn_hosts(job, host);
   g_job = job;
   return job;
 }
 
 const Job &job() { return g_job; }
+
+std::string host_name(const Job &job, int rank) {
+  if (rank < 0 || static_cast<size_t>(rank) >= job.hosts.size()) return "?";
+  const std::string &id = job.hosts[static_cast<size_t>(rank)];
+  const std::string name = id.substr(0, id.find(' '));
+  bool shared_name = false;
+  for (const std::string &o : job.hosts)
+    if (o != id && o.substr(0, o.find(' ')) == name) shared_name = true;
+  if (!shared_name) return name;
+  return name + " (network namespace " + id.substr(id.rfind(' ') + 1) + ")";
+}
 
 void put(const char *key, const void *data, size_t len) {
   require_joined("put");

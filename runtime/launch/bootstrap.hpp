@@ -31,7 +31,13 @@ struct Job {
   std::string job_id;     // unique per job: mwrun's job directory name, or the PMIx namespace
   uint64_t secret = 0;    // per-job secret from mwrun or rank 0: peers check it on every connection
   bool all_local = true;  // every rank runs on this host (-> the shm provider by default)
+  // By rank: "<host name> <boot id> <network namespace inode>"; equal strings, one host.
+  std::vector<std::string> hosts;
 };
+
+// A host identity's name for messages: its host name, and its network namespace when
+// other ranks' hosts have the same name (namespaces of one machine).
+std::string host_name(const Job &job, int rank);
 
 // Collective start-up. Waits at most timeout_ms for every rank to arrive; past that,
 // stops with an error naming the ranks that never did. Sets mw::g_rank as soon as the
@@ -39,7 +45,8 @@ struct Job {
 // all map the shared window alike and run the same executable.
 Job join(int timeout_ms);
 
-// The job join returned.
+// The job join returned. all_local is what every rank's host identity says (the launcher's
+// idea of it, PMIx's local size or mwrun's single host, is not trusted over it).
 const Job &job();
 
 // Publishes this rank's blob under key (letters, digits, '.', '_', '-'), for the peers

@@ -1,5 +1,6 @@
 // The copyset fault: a touch of a page this rank holds no copy of fetches it from its
 // home (Midway 4.4), and any other fault is reported as the crash it is.
+#include "core/waits.hpp"
 #include "rc/copysets.hpp"
 #include "rc/page_state.hpp"
 
@@ -106,6 +107,7 @@ namespace {
 bool fetch(uintptr_t page, int home) {
   stats::page_fault();
   stats::ScopedWait wait(stats::Wait::Fault);
+  waits::Waiting waiting(waits::Kind::kPage, page, home);
   bool pristine;
   {
     std::lock_guard<std::mutex> g(g_mu);

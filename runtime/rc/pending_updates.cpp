@@ -1,3 +1,4 @@
+#include "core/waits.hpp"
 #include "rc/pending_updates.hpp"
 
 #include <atomic>
@@ -175,8 +176,10 @@ void flush() {
     g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true, false)));
     want = g_asked.load();  // the flusher's messages sent before these included
   });
-  if (g_acks.load(std::memory_order_acquire) < want)
+  if (g_acks.load(std::memory_order_acquire) < want) {
+    waits::Waiting waiting(waits::Kind::kUpdateAcks, 0, -1);
     transport::progress_until([want] { return g_acks.load(std::memory_order_acquire) >= want; });
+  }
 }
 
 void start_flusher() {

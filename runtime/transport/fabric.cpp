@@ -1,6 +1,8 @@
 // The endpoint's objects, checked calls, registration, buffers (fabric.hpp).
 #include "transport/fabric.hpp"
 
+#include <cerrno>
+#include <thread>
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -16,12 +18,42 @@ const char *g_provider_for_errors = "(none yet)";
 Fabric &fab = *new Fabric;
 Buffers &bufs = *new Buffers;
 
+constinit thread_local int t_post_peer = -1;
+
+namespace {
+bool is_link_error(long ret) {
+  switch (-ret) {
+    case FI_ENETUNREACH: case FI_EHOSTUNREACH: case FI_ECONNRESET: case FI_ECONNREFUSED:
+    case FI_ECONNABORTED: case FI_ETIMEDOUT: case FI_ENOTCONN: case EPIPE:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool unreachable_retry(long ret) {
+  if (t_post_peer < 0 || !is_link_error(ret) || fab.cfg.liveness_ms <= 0) return false;
+  const long now = elapsed_ns(SteadyClock::time_point{});
+  if (t_unreachable_since == 0) t_unreachable_since = now;
+  if (now - t_unreachable_since > static_cast<long>(fab.cfg.liveness_ms) * 1'000'000L) return false;
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return true;
+}
+
 void fi_fatal(const char *call, long ret, const char *fmt, ...) {
   char what[512];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
+  if (t_post_peer >= 0 && is_link_error(ret)) {
+    char how[768];
+    std::snprintf(how, sizeof how, "%s %s has failed for %.1f s: %s", call, what,
+                  t_unreachable_since ? static_cast<double>(elapsed_ns(SteadyClock::time_point{}) - t_unreachable_since) / 1e9 : 0.0,
+                  fi_strerror(static_cast<int>(-ret)));
+    peer_unreachable(t_post_peer, how);
+  }
   mw::fatal(call, "%s%son provider '%s': %s", what, what[0] ? " " : "", g_provider_for_errors,
             fi_strerror(static_cast<int>(-ret)));
 }

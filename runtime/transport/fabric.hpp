@@ -181,11 +181,26 @@ class PostLock {
 // or the peer's): again() makes it (and backs off), then the post is tried again. Any
 // other failure stops the rank: "<call>: <fmt...> on provider 'p': <fi_strerror>".
 // Every retry-on-EAGAIN loop of the transport is this one.
+// The rank a post on this thread sends to, or -1: a failure that says the peer cannot be
+// reached (its host or link lost) is then reported as liveness reports a lost peer.
+extern constinit thread_local int t_post_peer;
+// liveness.cpp: stops this rank, naming `rank`, its host, its last wait and ours.
+[[noreturn]] void peer_unreachable(int rank, const char *how);
+// A post to t_post_peer failed because the network cannot reach it (ENETUNREACH...):
+// true while that has lasted less than the liveness timeout (the caller sleeps a little
+// and posts again: a link that comes back in time costs no error), false after.
+bool unreachable_retry(long ret);
+constinit inline thread_local long t_unreachable_since = 0;
+
 template <class Attempt, class Again, class... Args>
 void post(const char *call, Attempt &&attempt, Again &&again, const char *fmt, Args... args) {
   for (;;) {
     const long ret = attempt();
-    if (ret == 0) return;
+    if (ret == 0) {
+      t_unreachable_since = 0;
+      return;
+    }
+    if (ret != -FI_EAGAIN && unreachable_retry(ret)) continue;
 #pragma clang diagnostic push
 #pragma clang diagnostic ignored "-Wformat-security"  // fmt is the caller's literal
     if (ret != -FI_EAGAIN) fi_fatal(call, ret, fmt, args...);

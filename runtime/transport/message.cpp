@@ -53,6 +53,8 @@ std::string type_name(uint16_t type) {
     case MsgType::kUpdate: return "UPDATE";
     case MsgType::kUpdateData: return "UPDATE_DATA";
     case MsgType::kUpdateAck: return "UPDATE_ACK";
+    case MsgType::kAlive: return "ALIVE";
+    case MsgType::kAliveAck: return "ALIVE_ACK";
     default: break;
   }
   char buf[32];

@@ -60,6 +60,9 @@ enum class MsgType : uint16_t {
   kUpdate,         // writer -> a page's copyset member: pending updates, in issue order
   kUpdateData,     // more of a flush's updates, ahead of kUpdate
   kUpdateAck,      // member -> writer: a release's updates are in place
+  // Liveness (transport/liveness.cpp).
+  kAlive,          // a waiting rank -> each peer: are you there?
+  kAliveAck,       // ... yes; the payload says what the peer waits for
   kEnd  // one past the last type
 };
 

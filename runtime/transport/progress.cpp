@@ -1,4 +1,5 @@
 // Progress (progress.hpp).
+#include "core/waits.hpp"
 #include "transport/progress.hpp"
 
 #include <poll.h>
@@ -382,6 +383,7 @@ void drive(bool (*done_fn)(void *), void *arg, bool run_handlers, unsigned pause
   // Peers' posted count, read before each poll (hand_back() and the mail gate use it).
   std::atomic<uint32_t> *const posted = wake.bells ? &wake.bells[fab.cfg.rank].posted : nullptr;
   uint32_t polled_at = 0;
+  long wait_began_ns = 0;  // liveness_check's
   bool polled = false, slept_out = false;
   unsigned quiet = 0;
   while (!done()) {
@@ -415,6 +417,7 @@ void drive(bool (*done_fn)(void *), void *arg, bool run_handlers, unsigned pause
     role.lock();
     t_role_depth = 1;
     idle.work();
+    if (run_handlers) liveness_check(wait_began_ns);
   }
   hand_back(role, run_handlers, posted && polled ? &polled_at : nullptr);
 }
@@ -466,6 +469,7 @@ void service_main() {
   while (!prog.stopping.load(std::memory_order_relaxed)) {
     if (prog.waiters.load(std::memory_order_relaxed) > 0) {
       park();
+      waits::beat();
       continue;
     }
     std::unique_lock<std::mutex> role(prog.role_mu, std::try_to_lock);
@@ -492,7 +496,7 @@ void service_main() {
     if (role.owns_lock()) role.unlock();
     // Woken by its timeout alone, it looks once and sleeps again: a spin after every
     // timeout made 8 idle ranks over tcp use 4% of a core (Transport/Idle).
-    if (expired)
+    if (expired) {
       slept_out = !block(kArmedService, block_timeout_ms(), &sleep_ns, [&] {
         std::lock_guard<std::mutex> lk(prog.role_mu);
         t_role_depth = 1;
@@ -500,6 +504,8 @@ void service_main() {
         t_role_depth = 0;
         return k;
       });
+      waits::beat();  // the runtime runs: this rank answers (waits.hpp)
+    }
   }
 }
 

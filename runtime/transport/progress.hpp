@@ -59,6 +59,10 @@ void nudge();
 bool busy();
 // The service thread.
 void service_main();
+// Liveness (liveness.cpp): handlers registered at open; the check, from an application
+// thread's wait each time it wakes (wait_began_ns: 0 at the wait's start, kept by the check).
+void liveness_init();
+void liveness_check(long &wait_began_ns);
 // wait_shared() (transport.hpp): how many times it looks at done() alone first.
 constexpr int kSharedQuickLooks = 16;
 

@@ -44,7 +44,10 @@ extern std::atomic<int> g_stall_timeout_ms;
 // for the stall timeout (unreachable, or gone) instead of waiting for it forever.
 class SendRetry {
  public:
-  SendRetry(const char *what, int dest) : what_(what), dest_(dest) {}
+  SendRetry(const char *what, int dest) : what_(what), dest_(dest), outer_(t_post_peer) { t_post_peer = dest; }
+  ~SendRetry() { t_post_peer = outer_; }
+  SendRetry(const SendRetry &) = delete;
+  SendRetry &operator=(const SendRetry &) = delete;
   void again();
 
  private:
@@ -53,6 +56,7 @@ class SendRetry {
   int dest_;
   unsigned tries_ = 0;
   int sleep_us_ = 0;
+  int outer_;
   std::chrono::steady_clock::time_point since_;
 };
 

@@ -190,6 +190,7 @@ std::vector<uint8_t> open(const Config &cfg) {
   rcv.split_from.assign(static_cast<size_t>(cfg.nprocs), Header{});
   rcv.split_pending.assign(static_cast<size_t>(cfg.nprocs), 0);
   open_buffers();
+  liveness_init();
   fab.opened = true;
 
   std::vector<uint8_t> addr(64);

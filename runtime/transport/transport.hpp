@@ -64,6 +64,7 @@ struct Config {
   std::string provider;   // fi_getinfo provider name; "" = "shm" if all_local else "tcp;ofi_rxm"
   bool all_local = false;  // every rank runs on this host
   uint64_t job_secret = 0;  // unique per job; every rank of the job passes the same
+  std::string job_id;       // unique per job on a host (names its doorbell page); "": from the secret
   // Tuning, identical on every rank of a job:
   size_t eager_limit = 16384;  // largest payload sent eagerly (receive buffers are this + 48)
   unsigned spin_us = 50;       // CPU time an idle progress thread polls for before it blocks
@@ -77,6 +78,10 @@ struct Config {
   // pass's polls read it), over a page the caller reserved. nullptr: nowhere (tests that
   // run several endpoints in one process).
   void *poll_word_at = nullptr;
+  // Liveness (transport/liveness.cpp): a peer that answers none of a waiting rank's pings
+  // for this long stops the job (0: never). By rank, the host names errors give.
+  int liveness_ms = 0;
+  std::vector<std::string> host_names;
 };
 
 // Opens fabric, domain, completion queue, address vector and endpoint on the provider

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -135,10 +136,19 @@ void open_cq(size_t size) {
 }
 
 void open_bells() {
-  wake.bells_name = leftovers::bells_name(fab.cfg.job_secret);
+  wake.bells_name = leftovers::bells_name(
+      !fab.cfg.job_id.empty() ? fab.cfg.job_id : "secret " + std::to_string(fab.cfg.job_secret));
   const char *name = wake.bells_name.c_str();
   int fd = shm_open(name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) mw::fatal_errno("shm_open", "cannot open the job's doorbell page %s", name);
+  // Its name is no secret: a page someone else made first is not ours to share.
+  struct stat st;
+  if (fstat(fd, &st) != 0) mw::fatal_errno("fstat", "of the job's doorbell page /dev/shm%s", name);
+  if (st.st_uid != geteuid() || (st.st_mode & 077) != 0)
+    mw::fatal("transport::open",
+              "the job's doorbell page /dev/shm%s belongs to user %u with mode %03o, not to this "
+              "user alone: another user made it before this job; remove it, or start the job again",
+              name, static_cast<unsigned>(st.st_uid), static_cast<unsigned>(st.st_mode & 0777));
   // The bells, then the shared lines (shared_line()): a line each, so a rank waiting on
   // its bell does not share a line with words its peers write for the protocols.
   // Then, page-aligned, a page per rank holding its poll word: a page, because the rank

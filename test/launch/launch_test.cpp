@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/leftovers.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -343,19 +345,19 @@ TEST_F(LaunchTest, ARankThatNeverArrivesIsNamedWhenStartUpTimesOut) {
 // /dev/shm: neither the endpoints' shm regions nor the job's doorbell page, which the
 // ranks unlink only once connected.
 TEST_F(LaunchTest, AJobThatStopsInMwInitLeavesNothingBehind) {
-  const std::string secret_file = (dir_ / "secret").string();
-  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "--secret", secret_file, "provider", "1",
+  const std::string id_file = (dir_ / "job_id").string();
+  Result r = run(mwrun(3, {kProbe, "--pids", pids_dir(), "--job-id", id_file, "provider", "1",
                            "tcp;ofi_rxm"}),
                  {"FI_TCP_IFACE=lo"});
   EXPECT_NE(r.exit_code, 0) << r.err;
   EXPECT_NE(r.err.find("midway: fi_av_insert"), std::string::npos) << r.err;
   expect_all_stopped(r, 3);
   expect_no_shm_left();
-  std::ifstream in(secret_file);
-  std::string secret;
-  ASSERT_TRUE(in >> secret) << "rank 0 did not record the job's secret";
-  EXPECT_FALSE(fs::exists("/dev/shm/midway-" + secret + "-bells"))
-      << "the job's doorbell page /dev/shm/midway-" << secret << "-bells was left behind";
+  std::ifstream in(id_file);
+  std::string job_id;
+  ASSERT_TRUE(in >> job_id) << "rank 0 did not record the job's id";
+  const std::string bells = "/dev/shm" + mw::leftovers::bells_name(job_id);
+  EXPECT_FALSE(fs::exists(bells)) << "the job's doorbell page " << bells << " was left behind";
 }
 
 TEST_F(LaunchTest, SigintToMwrunIsForwardedAndStopsTheJob) {

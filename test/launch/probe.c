@@ -1,6 +1,6 @@
 /* A Midway program whose ranks behave as a launch test asks (see launch_test.cpp):
  *
- *   probe [--pids DIR] [--secret FILE] [--grandchild] [--ignore-term] ACTION [ARGS]
+ *   probe [--pids DIR] [--job-id FILE] [--grandchild] [--ignore-term] ACTION [ARGS]
  *
  *   hello               print "rank R of N", leave
  *   env                 print what mwrun told the rank (MW_MODEL, MW_JOB_DIR, ...), leave
@@ -12,12 +12,14 @@
  *   provider R PROV     rank R asks for provider PROV (MW_PROVIDER): its endpoint cannot
  *                       reach the others', and the job stops in mw_init
  *   no-finalize R       rank R returns from main without mw_finalize
+ *   barriers N MS       cross N barriers, sleeping MS ms before each (a job that waits on
+ *                       its peers all along, for the liveness tests); rank 0 prints "crossed N"
  *   phases              mark the phases input, compute and output (sleeping 10, 30
  *                       and 10 ms in them), then print the rank's mw_stats_get figures
  *
  *   --pids DIR     each rank writes its pid to DIR/rank.<R> (and its child's to
  *                  DIR/child.<R>), so that a test can check that none survives
- *   --secret FILE  rank 0 writes the job's secret (MW_SECRET, which names its doorbell
+ *   --job-id FILE  rank 0 writes the job's id (MW_JOB_ID, which names its doorbell
  *                  page) to FILE
  *   --grandchild   each rank first starts a child process that sleeps
  *   --ignore-term  ranks ignore SIGTERM, so that only SIGKILL stops them
@@ -43,7 +45,10 @@ __attribute__((section(MW_DEFINED_SECTION), used)) static const char probe_defin
 #define PROBE_SHARED_BYTES 4096
 #endif
 
-MW_SHARED char shared_data[PROBE_SHARED_BYTES];
+MW_SHARED char shared_data[PROBE_SHARED_BYTES] __attribute__((aligned(16)));
+/* The barrier of "barriers": the last bytes of shared_data, so that the layout the launch
+ * tests compare is the data's alone. */
+#define probe_barrier (*(mw_barrier_t *)(shared_data + PROBE_SHARED_BYTES - sizeof(mw_barrier_t)))
 
 static void write_pid(const char *dir, const char *what, int rank, pid_t pid) {
   char path[4096];
@@ -69,7 +74,7 @@ int main(int argc, char **argv) {
   for (; i < argc && strncmp(argv[i], "--", 2) == 0; i++) {
     if (!strcmp(argv[i], "--pids") && i + 1 < argc)
       pids = argv[++i];
-    else if (!strcmp(argv[i], "--secret") && i + 1 < argc)
+    else if (!strcmp(argv[i], "--job-id") && i + 1 < argc)
       secret = argv[++i];
     else if (!strcmp(argv[i], "--grandchild"))
       grandchild = 1;
@@ -91,9 +96,9 @@ int main(int argc, char **argv) {
     write_pid(pids, "rank", early_rank, getpid());
     if (child) write_pid(pids, "child", early_rank, child);
   }
-  if (secret && early_rank == 0 && getenv("MW_SECRET")) {
+  if (secret && early_rank == 0 && getenv("MW_JOB_ID")) {
     FILE *f = fopen(secret, "w");
-    if (!f || fprintf(f, "%s\n", getenv("MW_SECRET")) < 0 || fclose(f) != 0) {
+    if (!f || fprintf(f, "%s\n", getenv("MW_JOB_ID")) < 0 || fclose(f) != 0) {
       perror(secret);
       exit(2);
     }
@@ -129,6 +134,13 @@ int main(int argc, char **argv) {
     } else if (!strcmp(action, "signal-sleep")) {
       sleep(60);
     }
+  } else if (!strcmp(action, "barriers")) {
+    const int n = arg_int(argc, argv, i + 1), ms = arg_int(argc, argv, i + 2);
+    for (int k = 0; k < n; k++) {
+      usleep((useconds_t)ms * 1000);
+      mw_barrier(&probe_barrier);
+    }
+    if (rank == 0) printf("crossed %d\n", n);
   } else if (!strcmp(action, "sleep")) {
     sleep(60);
   } else if (!strcmp(action, "no-finalize") && rank == arg_int(argc, argv, i + 1)) {

@@ -1,0 +1,243 @@
+// Waits: see waits.hpp.
+#include "core/waits.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+
+namespace mw::waits {
+
+constinit thread_local uint64_t t_call_pc = 0;
+
+namespace {
+
+Record g_memory;               // without a job directory
+std::string g_dir;             // the job directory, or ""
+Record *g_rec = nullptr;       // this rank's record
+std::atomic<HeldFn> g_held{nullptr};
+constinit thread_local int t_depth = 0;  // nested waits (a fault inside a wait) keep the outer one
+constinit thread_local bool t_detailed = false;
+
+std::atomic_ref<uint64_t> seq(Record &r) { return std::atomic_ref<uint64_t>(r.seq); }
+
+const char *kind_name(uint32_t k) {
+  switch (static_cast<Kind>(k)) {
+    case Kind::kNone: return "running";
+    case Kind::kLock: return "lock";
+    case Kind::kBarrier: return "barrier";
+    case Kind::kPage: return "page";
+    case Kind::kUpdateAcks: return "update acknowledgements";
+    case Kind::kFinalize: return "mw_finalize";
+  }
+  return "?";
+}
+
+std::string hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+  return b;
+}
+
+std::string name_of(uint64_t addr, Symbolizer symbol, bool code) {
+  std::string s = symbol ? symbol(addr, code) : "";
+  return s.empty() ? hex(addr) : s + " (" + hex(addr) + ")";
+}
+
+}  // namespace
+
+uint64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool read(const Record &r, Record *out) {
+  Record &m = const_cast<Record &>(r);
+  for (int tries = 0; tries < 100; tries++) {
+    uint64_t s0 = seq(m).load(std::memory_order_acquire);
+    if (s0 & 1) continue;
+    std::memcpy(static_cast<void *>(out), &r, sizeof r);
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (seq(m).load(std::memory_order_relaxed) == s0)
+      return out->magic == kMagic && out->version == kVersion;
+  }
+  return false;
+}
+
+void open(const std::string &job_dir, int rank, const char *host) {
+  Record *r = &g_memory;
+  g_dir = job_dir;
+  if (!job_dir.empty()) {
+    std::string path = job_dir + "/" + kFilePrefix + std::to_string(rank);
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0 && ftruncate(fd, sizeof(Record)) == 0) {
+      void *p = mmap(nullptr, sizeof(Record), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (p != MAP_FAILED) r = static_cast<Record *>(p);
+    }
+    if (fd >= 0) ::close(fd);
+  }
+  r->rank = rank;
+  r->pid = getpid();
+  std::snprintf(r->host, sizeof r->host, "%s", host);
+  r->peer = -1;
+  r->since_ns = realtime_ns();
+  std::atomic_ref<uint64_t>(r->alive_ns).store(realtime_ns(), std::memory_order_relaxed);
+  r->version = kVersion;
+  std::atomic_ref<uint32_t>(r->magic).store(kMagic, std::memory_order_release);
+  g_rec = r;
+}
+
+void close() {
+  if (g_rec && g_rec != &g_memory) munmap(g_rec, sizeof(Record));
+  g_rec = nullptr;
+}
+
+void set_held_fn(HeldFn fn) { g_held.store(fn); }
+
+Waiting::Waiting(Kind kind, uint64_t object, int peer, uint32_t mode) {
+  if (t_depth++ > 0 || !g_rec) return;
+  Record &r = *g_rec;
+  seq(r).fetch_add(1, std::memory_order_acq_rel);
+  r.kind = static_cast<uint32_t>(kind);
+  r.mode = mode;
+  r.object = object;
+  r.peer = peer;
+  r.pc = t_call_pc;
+  r.nheld = 0;
+  r.since_ns = realtime_ns();
+  r.waits++;
+  if (kind == Kind::kBarrier) r.barriers++;
+  seq(r).fetch_add(1, std::memory_order_release);
+  t_detailed = false;
+}
+
+Waiting::~Waiting() {
+  if (--t_depth > 0 || !g_rec) return;
+  Record &r = *g_rec;
+  seq(r).fetch_add(1, std::memory_order_acq_rel);
+  r.kind = static_cast<uint32_t>(Kind::kNone);
+  r.object = 0;
+  r.peer = -1;
+  r.nheld = 0;
+  r.since_ns = realtime_ns();
+  seq(r).fetch_add(1, std::memory_order_release);
+}
+
+void beat() {
+  if (g_rec) std::atomic_ref<uint64_t>(g_rec->alive_ns).store(realtime_ns(), std::memory_order_relaxed);
+}
+
+void detail() {
+  if (t_detailed || t_depth == 0 || !g_rec) return;
+  t_detailed = true;
+  HeldFn fn = g_held.load();
+  if (!fn) return;
+  uint64_t held[kMaxHeld];
+  int n = fn(held, kMaxHeld);
+  if (n < 0) {
+    t_detailed = false;  // asked again at the next look
+    return;
+  }
+  Record &r = *g_rec;
+  seq(r).fetch_add(1, std::memory_order_acq_rel);
+  r.nheld = static_cast<uint32_t>(n);
+  for (int i = 0; i < n && i < kMaxHeld; i++) r.held[i] = held[i];
+  seq(r).fetch_add(1, std::memory_order_release);
+}
+
+std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
+  std::string s = kind_name(r.kind);
+  const auto k = static_cast<Kind>(r.kind);
+  if (k == Kind::kLock || k == Kind::kBarrier || k == Kind::kPage) s += " " + name_of(r.object, symbol, false);
+  if (k == Kind::kLock) s += r.mode == 2 ? " (non-exclusive)" : " (exclusive)";
+  if (r.peer >= 0) {
+    const char *who = k == Kind::kPage ? "home" : "manager";
+    s += ", its " + std::string(who) + " rank " + std::to_string(r.peer);
+  }
+  if (r.pc != 0) s += ", called from " + name_of(r.pc, symbol, true);
+  if (r.nheld > 0) {
+    s += ", holding lock";
+    s += r.nheld > 1 ? "s " : " ";
+    for (uint32_t i = 0; i < r.nheld && i < static_cast<uint32_t>(kMaxHeld); i++)
+      s += (i ? ", " : "") + name_of(r.held[i], symbol, false);
+  }
+  if (now_ns == 0) now_ns = realtime_ns();
+  if (r.since_ns != 0 && now_ns > r.since_ns) {
+    char b[48];
+    std::snprintf(b, sizeof b, ", for %.1f s", static_cast<double>(now_ns - r.since_ns) / 1e9);
+    s += b;
+  }
+  return s;
+}
+
+std::string describe_rank(int rank) {
+  if (g_dir.empty()) return "";
+  int fd = ::open((g_dir + "/" + kFilePrefix + std::to_string(rank)).c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text;
+  void *p = mmap(nullptr, sizeof(Record), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) return "";
+  Record r;
+  if (read(*static_cast<const Record *>(p), &r)) text = describe(r);
+  munmap(p, sizeof(Record));
+  return text;
+}
+
+std::string describe_mine() {
+  Record r;
+  if (!g_rec || !read(*g_rec, &r)) return "unknown";
+  return describe(r);
+}
+
+std::string describe_deadlock(const std::vector<Snapshot> &ranks) {
+  const size_t n = ranks.size();
+  uint64_t max_barriers = 0;
+  for (const Snapshot &s : ranks) {
+    if (!s.valid || s.rec.kind == static_cast<uint32_t>(Kind::kNone)) return "";
+    max_barriers = std::max(max_barriers, s.rec.barriers);
+  }
+  auto holder_of = [&](size_t self, uint64_t lock) -> int {
+    for (size_t j = 0; j < n; j++)
+      for (uint32_t i = 0; j != self && i < ranks[j].rec.nheld && i < static_cast<uint32_t>(kMaxHeld); i++)
+        if (ranks[j].rec.held[i] == lock) return static_cast<int>(j);
+    return -1;
+  };
+  std::string why;
+  for (size_t i = 0; i < n; i++) {
+    const Record &r = ranks[i].rec;
+    std::string stuck;
+    switch (static_cast<Kind>(r.kind)) {
+      case Kind::kLock: {
+        int h = holder_of(i, r.object);
+        if (h >= 0) stuck = "held by rank " + std::to_string(h);
+        break;
+      }
+      case Kind::kBarrier: {
+        if (max_barriers > r.barriers) break;  // a later barrier began: this one's release is on its way
+        for (size_t j = 0; j < n && stuck.empty(); j++) {
+          const Record &o = ranks[j].rec;
+          if (o.kind != r.kind || o.object != r.object || o.barriers != r.barriers)
+            stuck = "rank " + std::to_string(j) + " will not arrive";
+        }
+        break;
+      }
+      case Kind::kFinalize:
+        for (size_t j = 0; j < n && stuck.empty(); j++)
+          if (ranks[j].rec.kind != r.kind) stuck = "rank " + std::to_string(j) + " waits elsewhere";
+        break;
+      default: break;  // a page or acknowledgements: served by the peer's service thread
+    }
+    if (stuck.empty()) return "";
+    why += "  rank " + std::to_string(i) + ": " + stuck + "\n";
+  }
+  return why;
+}
+
+}  // namespace mw::waits

@@ -1,0 +1,113 @@
+// Waits: what each rank is waiting for, where the launcher and the rank's peers can read it.
+//
+// A rank that blocks (a lock grant, a barrier, a page from its home, the acknowledgements
+// of its updates, the other ranks at mw_finalize) says so in its Record before it blocks
+// and clears it after: a few stores to a line of its own, at block time only, never on
+// a path that does not block. Under mwrun the record is a small file of the job
+// directory, `wait.<rank>`, mapped by the rank; mwrun reads every rank's to print the
+// table of waits (`--timeout` expiry, `kill -USR1 <mwrun>`) and to stop a job in which
+// every rank waits for something no other rank will do (describe_deadlock). Under other
+// launchers the record lives in the rank's memory only; its text goes to peers that ask
+// (the liveness check, transport/liveness.cpp).
+//
+// The record also holds what the rank held when the wait began (its locks), which is
+// what a lock cycle is made of, and a heartbeat: the time the rank's runtime last ran
+// (its service thread wakes at least once a second), which tells a stopped rank from a
+// waiting one. This module depends on nothing but libc: mwrun compiles it too.
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mw::waits {
+
+enum class Kind : uint32_t {
+  kNone = 0,    // running the program (or inside the runtime without blocking)
+  kLock,        // a lock's grant: object = the lock, peer = its manager
+  kBarrier,     // a barrier's release: object = the barrier, peer = its manager
+  kPage,        // a page of shared data: object = the page, peer = its home
+  kUpdateAcks,  // the acknowledgements of its updates (release and processor consistency)
+  kFinalize,    // every other rank at mw_finalize
+};
+
+constexpr uint32_t kMagic = 0x5457574d;  // "MWWT"
+constexpr uint32_t kVersion = 1;
+constexpr int kMaxHeld = 8;
+constexpr const char *kFilePrefix = "wait.";  // + rank, in the job directory
+
+struct Record {
+  uint32_t magic, version;
+  int32_t rank, pid;
+  char host[64];               // the rank's host name (its identity is in launch/)
+  uint64_t seq;                // odd while the fields below change (a seqlock; std::atomic_ref)
+  uint32_t kind;               // Kind
+  uint32_t mode;               // a lock's mode (MW_EXCLUSIVE, MW_NONEXCLUSIVE)
+  uint64_t object;             // the lock, barrier or page, by address
+  int32_t peer;                // the rank asked, or -1
+  uint32_t nheld;              // locks held when the wait began (up to kMaxHeld listed)
+  uint64_t pc;                 // where the program called the runtime, or 0
+  uint64_t since_ns;           // CLOCK_REALTIME when the wait began
+  uint64_t waits;              // waits begun so far: a record that moves is not stuck
+  uint64_t barriers;           // barrier waits begun so far (this one included)
+  uint64_t held[kMaxHeld];
+  uint64_t alive_ns;           // CLOCK_REALTIME when the runtime last ran (std::atomic_ref)
+};
+
+// A consistent copy of a record (false if it is not one, or never settled).
+bool read(const Record &r, Record *out);
+
+// Opens this rank's record: a file of `job_dir` if not empty, else memory. Once, at mw_init.
+void open(const std::string &job_dir, int rank, const char *host);
+// Closes it (mw_finalize); the file goes with the job directory.
+void close();
+
+// The call site of the API call in progress, set at the API's entry (api.cpp): one
+// store to a thread-local, read only if that call blocks.
+extern constinit thread_local uint64_t t_call_pc;
+
+// Called when the record's wait has lasted a while (transport's idle loop) to fill in
+// what is costly to know: the locks this rank holds (ec/locks sets it).
+using HeldFn = int (*)(uint64_t *out, int max);
+void set_held_fn(HeldFn fn);
+
+// While alive, this rank waits for `kind`.
+class Waiting {
+ public:
+  Waiting(Kind kind, uint64_t object, int peer, uint32_t mode = 0);
+  ~Waiting();
+  Waiting(const Waiting &) = delete;
+  Waiting &operator=(const Waiting &) = delete;
+};
+
+// The runtime ran (the transport's sleepers call it after each wake-up): at most a
+// clock read and a store.
+void beat();
+// After a wait has lasted a while: fills in the held locks, once per wait.
+void detail();
+
+// Another rank's wait as text, from its record in the job directory (mwrun's ranks on
+// hosts that share it), or "" where there is none to read.
+std::string describe_rank(int rank);
+// This rank's wait, as text: "lock 0x4000 (manager rank 1), since 3.2 s".
+std::string describe_mine();
+// A record's wait as text; `symbol` names an address (lock, barrier, code) or returns "".
+using Symbolizer = std::string (*)(uint64_t addr, bool code);
+std::string describe(const Record &r, Symbolizer symbol = nullptr, uint64_t now_ns = 0);
+
+uint64_t realtime_ns();
+
+// Given every rank's record (a rank without one: nullopt is `valid` false), says whether
+// no rank can make progress: every rank waits, and each waits for something only another
+// waiting rank can give (a lock that rank holds; a barrier a waiting rank has not reached;
+// mw_finalize while another rank waits elsewhere). Empty if progress is possible.
+struct Snapshot {
+  bool valid = false;
+  Record rec{};
+};
+std::string describe_deadlock(const std::vector<Snapshot> &ranks);
+
+}  // namespace mw::waits

@@ -1,0 +1,94 @@
+// Hangs that explain themselves (issue 14, section 3): a job in which every rank waits
+// for what only another waiting rank can give stops within seconds, and mwrun says what
+// each rank waits for, by the object's name and the line of the call; SIGUSR1 prints
+// the same table at any time; a stopped rank shows as not answering, and stops its
+// peers' wait after the liveness timeout.
+// RUN: %mwcc -O0 -g %s -o %t
+//
+// Two ranks at different barriers (shm, and tcp: the records do not depend on the fabric).
+// RUN: not %mwrun -n 2 %t two-barriers 2>&1 | FileCheck %s --check-prefix=BARRIERS
+// RUN: env FI_TCP_IFACE=lo not %mwrun -n 2 --provider tcp %t two-barriers 2>&1 | FileCheck %s --check-prefix=BARRIERS
+// BARRIERS: mwrun: deadlock: every rank waits for what only another waiting rank can give:
+// BARRIERS-DAG: rank 0: rank 1 will not arrive
+// BARRIERS-DAG: rank 1: rank 0 will not arrive
+// BARRIERS: what each rank waits for:
+// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+56]]
+// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+57]]
+// BARRIERS: stopping the job
+//
+// A lock cycle: rank r holds lock r and asks for the other.
+// RUN: not %mwrun -n 2 %t lock-cycle 2>&1 | FileCheck %s --check-prefix=CYCLE
+// CYCLE: mwrun: deadlock:
+// CYCLE-DAG: rank 0: held by rank 1
+// CYCLE-DAG: rank 1: held by rank 0
+// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks+16 ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+54]] (0x{{[0-9a-f]+}}), holding lock locks (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+55]] (0x{{[0-9a-f]+}}), holding lock locks+16 (0x{{[0-9a-f]+}})
+//
+// A program that waits long but makes progress is not a deadlock: rank 1 computes for
+// 3 s while rank 0 waits at the barrier.
+// RUN: %mwrun -n 2 %t slow 2>&1 | FileCheck %s --check-prefix=SLOW
+// SLOW-NOT: deadlock
+// SLOW: done
+//
+// SIGUSR1 to mwrun prints the table and the job goes on; a rank stopped by SIGSTOP is
+// "not answering", and after --liveness seconds its peer stops the job naming it.
+// RUN: bash -c '%mwrun -n 2 --liveness 4 %t stop & sleep 2.5; kill -USR1 $!; wait $!; echo exit $?' > %t.stop 2>&1
+// RUN: FileCheck %s --check-prefix=STOP < %t.stop
+// STOP: mwrun: what each rank waits for:
+// STOP-NEXT: rank 0 {{.*}}: waits for barrier first {{.*}}, for {{[0-9.]+}} s
+// STOP-NEXT: rank 1 {{.*}}: not answering: its process is stopped (SIGSTOP or a debugger)
+// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: {{.*}} This rank waits for: barrier 0x
+// STOP: exit 1
+//
+// A rank spinning outside Midway is "not answering" too, while its peer waits.
+// RUN: bash -c '%mwrun -n 2 %t spin & sleep 2.5; kill -USR1 $!; wait $!; echo exit $?' > %t.spin 2>&1
+// RUN: FileCheck %s --check-prefix=SPIN < %t.spin
+// SPIN: mwrun: what each rank waits for:
+// SPIN-NEXT: rank 0 {{.*}}: waits for barrier first
+// SPIN-NEXT: rank 1 {{.*}}: not answering: running outside Midway (computing or spinning) for {{[0-9.]+}} s
+// SPIN: exit 0
+#include <midway.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+MW_SHARED mw_barrier_t first, second;
+MW_SHARED mw_lock_t locks[2];
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv) {
+  mw_init(&argc, &argv);
+  const int me = mw_rank();
+  const char *mode = argc > 1 ? argv[1] : "";
+  if (strcmp(mode, "two-barriers") == 0) {
+    if (me == 0)
+      mw_barrier(&first);
+    else
+      mw_barrier(&second);
+  } else if (strcmp(mode, "lock-cycle") == 0) {
+    mw_acquire(&locks[me], MW_EXCLUSIVE);
+    mw_barrier(&first);
+    if (me == 0)
+      mw_acquire(&locks[1], MW_EXCLUSIVE);
+    else
+      mw_acquire(&locks[0], MW_EXCLUSIVE);
+  } else if (strcmp(mode, "slow") == 0 || strcmp(mode, "spin") == 0) {
+    if (me == 1) {
+      volatile unsigned long spins = 0;
+      for (double t0 = now(); now() - t0 < 4;) spins++;
+    }
+    mw_barrier(&first);
+  } else if (strcmp(mode, "stop") == 0) {
+    if (me == 1) raise(SIGSTOP);
+    mw_barrier(&first);
+  }
+  if (me == 0) printf("done\n");
+  mw_finalize();
+  return 0;
+}
