@@ -8,6 +8,7 @@ same folder or of a folder below it, and the include graph has no cycle.
   transport  libfabric
   ec         entry consistency
   rc         release and processor consistency
+  sync       fork/join, semaphores, condition variables
   (top)      api.cpp: the midway.h functions
 
 Usage: scripts/check_layers.py [RUNTIME_DIR]. Exit 0 if the layering holds; otherwise each
@@ -25,6 +26,7 @@ ALLOWED = {
     "transport": {"core", "transport"},
     "ec": {"core", "memory", "transport", "ec"},
     "rc": {"core", "memory", "transport", "ec", "rc"},
+    "sync": {"core", "memory", "transport", "ec", "rc", "sync"},
 }
 ALLOWED[""] = set(ALLOWED) | {""}
 

@@ -60,6 +60,16 @@ enum class MsgType : uint16_t {
   kUpdate,         // writer -> a page's copyset member: pending updates, in issue order
   kUpdateData,     // more of a flush's updates, ahead of kUpdate
   kUpdateAck,      // member -> writer: a release's updates are in place
+  // Fork/join, semaphores and condition variables (sync/).
+  kForkStart,      // rank 0 -> every other rank: run this function (0: the job ends)
+  kForkJoined,     // worker -> rank 0: the function returned, its writes are out
+  kSemWait,        // waiter -> the semaphore's manager: take one, or queue me
+  kSemPost,        // poster -> the manager: one more (its writes are out)
+  kSemGrant,       // manager -> waiter: you took one
+  kCondWait,       // waiter -> the condition's manager: queue me
+  kCondQueued,     // manager -> waiter: queued (the waiter may now release its lock)
+  kCondSignal,     // signaller -> the manager: wake one waiter, or all
+  kCondWake,       // manager -> waiter: woken
   kEnd  // one past the last type
 };
 
