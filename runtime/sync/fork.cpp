@@ -2,6 +2,7 @@
 #include "sync/fork.hpp"
 
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 
@@ -104,6 +105,9 @@ Function next() {
 }
 
 void done() {
+  // Threads share one stdout: what a worker printed comes out before what rank 0 prints
+  // after the join, not at the worker's exit.
+  std::fflush(nullptr);
   pending_updates::flush();  // the worker's writes reach rank 0 before it hears of the join
   const Start nothing{0};
   transport::as_handler([&] { protocol::send_body(kCreator, MsgType::kForkJoined, nothing); });
