@@ -78,5 +78,5 @@ int main(int argc, char **argv) {
   return 0;
 }
 // CHECK-DAG: rank 1 woke: started=42, slept: yes
-// CHECK: taken 200 items, sum 20100
+// CHECK-DAG: taken 200 items, sum 20100
 // UNLOCKED: mw_cond_wait: lock {{.*}} is not held exclusively by this rank
