@@ -257,6 +257,10 @@ Options parse(int argc, char **argv) {
   for (; i < argc; i++) o.command.emplace_back(argv[i]);
   if (o.nprocs == 0) usage_error("-n N is required: the number of ranks to start");
   if (o.command.empty()) usage_error("no program to run");
+  // MW_STATS in mwrun's environment asks for what --stats does: the ranks write their
+  // figures into the job directory either way, and only mwrun can report them.
+  if (const char *env = std::getenv("MW_STATS"); !o.stats && env && *env)
+    o.stats = checked("MW_STATS", mw::settings::Id::MW_STATS, env);
   return o;
 }
 

@@ -643,6 +643,19 @@ TEST_F(LaunchTest, StatsJsonFileCombinesTheRanks) {
   EXPECT_EQ(got, want) << got.dump(1);
 }
 
+TEST_F(LaunchTest, MwStatsInMwrunsEnvironmentIsReportedAsStatsWouldBe) {
+  write(dir_ / "in.0.json", R"({"messages": 24})");
+  write(dir_ / "in.1.json", R"({"messages": 30})");
+  std::vector<std::string> argv = stats_job(dir_, "--stats");
+  argv.erase(std::find(argv.begin(), argv.end(), "--stats"));
+  Result r = run(argv, {"MW_STATS=table"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\nmessages +24 +30 +54\n"))) << r.err;
+  Result bad = run(argv, {"MW_STATS=xml"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("mwrun: MW_STATS takes"), std::string::npos) << bad.err;
+}
+
 TEST_F(LaunchTest, StatsNameTheRanksThatWroteNone) {
   write(dir_ / "in.0.json", R"({"messages": 24})");
   Result r = run(stats_job(dir_, "--stats"));
