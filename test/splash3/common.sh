@@ -54,11 +54,11 @@ splash3_water_input() {
   sed "\$ s/^ *[0-9][0-9]*/ $1/" "$codes/apps/water-nsquared/input"
 }
 
-# The printed results: every line but the timing ones (times, the per-process
+# The printed results: every line but the timing ones (times, time fractions, the per-process
 # statistics table, the compute start/end stamps) and FFT's per-process progress lines
 # (each process prints its own, in whatever order the processes run).
 splash3_results() {
-  awk 'tolower($0) ~ /time|computestart|computeend/ { next }
+  awk 'tolower($0) ~ /time|fraction|computestart|computeend/ { next }
        /iter_num|^Step [0-9]+:/ { next }
        /PROCESS STATISTICS/ { skip = 1; next }
        skip && NF == 0 { skip = 0; next }
