@@ -250,6 +250,16 @@ typedef struct mw_barrier {
 
 typedef enum { MW_EXCLUSIVE, MW_NONEXCLUSIVE } mw_mode_t;
 
+/* A counting semaphore; zero-initialized, its count is 0. */
+typedef struct mw_sem {
+  uint64_t mw_private_[2];
+} mw_sem_t;
+
+/* A condition variable, waited on with a mw_lock_t held. */
+typedef struct mw_cond {
+  uint64_t mw_private_[2];
+} mw_cond_t;
+
 /* ------------------------------------------------------------------------------------
  * The job
  * ---------------------------------------------------------------------------------- */
@@ -262,6 +272,37 @@ void mw_finalize(void);
 int mw_rank(void);
 /* Number of processes in the job. */
 int mw_nprocs(void);
+
+/* ------------------------------------------------------------------------------------
+ * Fork/join: the start of a program written for threads
+ *
+ * One thread (rank 0, the creator) reads the input and builds the shared state, then
+ * starts the others on a function and waits for them:
+ *
+ *     mw_init(&argc, &argv);
+ *     mw_fork_serve();            // ranks other than 0 never return from here
+ *     ...read input into shared data, mw_malloc...
+ *     mw_fork(work);              // every other rank runs work()
+ *     work();                     // and so does the creator, if it takes part
+ *     mw_join();                  // every other rank has returned from work()
+ *     ...print results...
+ *     mw_finalize();              // or exit: the workers finalize and exit 0 too
+ *
+ * mw_fork is a release by the creator: what it wrote to shared memory is there when the
+ * function starts on the others. The end of the function is a release by each worker:
+ * what it wrote is there when mw_join returns. The workers sleep while they wait. The
+ * function must be in the executable (its address is sent). Only rank 0 forks, one fork
+ * at a time (mw_join before the next).
+ * ---------------------------------------------------------------------------------- */
+
+/* Collective, right after mw_init. Rank 0 returns at once; every other rank runs each
+ * function rank 0 forks, then, when rank 0 reaches mw_finalize or exits, finalizes and
+ * exits with status 0 without returning. With it, rank 0's exit() finalizes the job. */
+void mw_fork_serve(void);
+/* Rank 0: starts fn on every other rank and returns at once. */
+void mw_fork(void (*fn)(void));
+/* Rank 0: returns when fn has returned on every other rank. */
+void mw_join(void);
 
 /* ------------------------------------------------------------------------------------
  * Shared heap
@@ -301,6 +342,38 @@ void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len);
 void mw_barrier_final(mw_barrier_t *b);
 
 /* ------------------------------------------------------------------------------------
+ * Semaphores and condition variables. Waiters sleep until a message wakes them; a post
+ * or a signal is a release (what the poster wrote is there when the waiter wakes). The
+ * objects live in shared memory and a zero-initialized one is ready.
+ * ---------------------------------------------------------------------------------- */
+/* One more for the semaphore; wakes one waiter, if any. */
+void mw_sem_post(mw_sem_t *s);
+/* Takes one, sleeping until a post if the count is 0. */
+void mw_sem_wait(mw_sem_t *s);
+/* With l held (MW_EXCLUSIVE): releases l, sleeps until signalled, re-acquires l. As
+ * with pthreads, wait in a loop that tests the condition: a signal wakes only a rank
+ * already waiting. */
+void mw_cond_wait(mw_cond_t *c, mw_lock_t *l);
+/* Wakes one waiter of c (none if nobody waits). */
+void mw_cond_signal(mw_cond_t *c);
+/* Wakes every waiter of c. */
+void mw_cond_broadcast(mw_cond_t *c);
+
+/* ------------------------------------------------------------------------------------
+ * Writes the pass did not see
+ *
+ * Code not compiled by mwcc (a library, assembly, a system call's buffer) writes shared
+ * memory without marking it, and the other ranks never see such a write. After it, mark
+ * the range as written, as compiled stores would have:
+ *
+ *     fscanf(f, "%lf", &x[i]);  mw_written(&x[i], sizeof x[i]);
+ *
+ * The range must lie in shared memory. (mwcc marks the C library functions it knows,
+ * memcpy, read, fread, the scanf family, ...; its warnings say which calls it could not.)
+ * ---------------------------------------------------------------------------------- */
+void mw_written(const void *addr, size_t len);
+
+/* ------------------------------------------------------------------------------------
  * Release and processor consistency
  *
  * Shared data bound to no lock or barrier is release consistent: a rank's writes reach
@@ -308,6 +381,10 @@ void mw_barrier_final(mw_barrier_t *b);
  * rank gets its copy of a page at its first touch (a page fault fetches it from the
  * page's home). Call these alike on every rank, like start-up bindings.
  * ---------------------------------------------------------------------------------- */
+/* A release without a lock: this rank's writes to release-consistent data reach every
+ * rank holding a copy before this returns (a C11 release fence, across ranks). A rank
+ * that reads a flag so published sees it without any call of its own. */
+void mw_fence(void);
 /* [addr, addr+len) is processor consistent: also pushed every flush_interval_us (> 0). */
 void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us);
 

@@ -1016,9 +1016,16 @@ bool FunctionInstrumenter::isLibcHeapObject(const Value *Obj) {
              AllocFnKind::Unknown;
 }
 
+/// main's argv and envp: arrays the kernel put on the process's initial stack, never in
+/// the window (so getopt(argc, argv, ...), which may permute argv, writes private memory).
+static bool isMainArgument(const Value *Obj) {
+  const auto *A = dyn_cast<Argument>(Obj);
+  return A && A->getParent()->getName() == "main" && (A->getArgNo() == 1 || A->getArgNo() == 2);
+}
+
 bool FunctionInstrumenter::isPrivateObject(const Value *Obj) {
   return isStackObject(Obj) || isNonSharedGlobal(Obj) || isConstantData(Obj) ||
-         isLibcHeapObject(Obj) || isNoObject(Obj);
+         isLibcHeapObject(Obj) || isNoObject(Obj) || isMainArgument(Obj);
 }
 
 /// The region of the memory a pointer (or each lane of a vector of pointers)

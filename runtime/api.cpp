@@ -32,6 +32,8 @@
 #include "transport/transport.hpp"
 #include "memory/unmarked_calls.hpp"
 #include "memory/window.hpp"
+#include "sync/fork.hpp"
+#include "sync/semaphores.hpp"
 
 #define MW_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -40,6 +42,7 @@ namespace {
 enum class JobState { kNotStarted, kRunning, kFinished };
 JobState g_state = JobState::kNotStarted;
 int g_nprocs = 0;
+bool g_fork_serving = false;  // mw_fork_serve was called
 
 void require_running(const char *call) {
   if (g_state == JobState::kNotStarted) mw::fatal(call, "called before mw_init");
@@ -104,6 +107,8 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::copysets::report_faults();
   mw::copysets::init();
   mw::pending_updates::init();
+  mw::fork::init();
+  mw::semaphores::init();
   mw::transport::connect(all);
   // A peer that cannot be reached stops the greeting within the start-up timeout.
   mw::transport::set_stall_timeout(timeout_ms);
@@ -158,6 +163,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  if (g_fork_serving && mw::g_rank == 0) mw::fork::end();  // the workers finalize too
   mw::check::stop();
   mw::pending_updates::finish();  // the last updates reach their copysets
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
@@ -182,6 +188,91 @@ MW_EXPORT int mw_rank(void) {
 MW_EXPORT int mw_nprocs(void) {
   require_running("mw_nprocs");
   return g_nprocs;
+}
+
+// ---- Fork/join ----
+
+namespace {
+void require_creator(const char *call) {
+  require_running(call);
+  if (!g_fork_serving)
+    mw::fatal(call, "called without mw_fork_serve: every rank calls it right after mw_init");
+  if (mw::g_rank != 0)
+    mw::fatal(call, "called on a worker: only rank 0 (the creator) forks and joins");
+}
+
+// Rank 0 of a fork/join program may end with exit() (as threaded programs do): the
+// workers wait for its word, so the job is finalized here rather than failed. Not after
+// an error of the runtime's, nor with a fork outstanding (the workers may be waiting
+// for rank 0 at a barrier): the job then stops as when any rank exits without
+// mw_finalize, naming rank 0.
+void finalize_at_exit() {
+  if (g_state != JobState::kRunning || mw::g_failed) return;
+  if (mw::fork::outstanding()) {
+    mw::warn("exit", "rank 0 exits with a fork outstanding (no mw_join): the job stops");
+    return;
+  }
+  mw_finalize();
+}
+}  // namespace
+
+MW_EXPORT void mw_fork_serve(void) {
+  require_running("mw_fork_serve");
+  if (g_fork_serving) mw::fatal("mw_fork_serve", "called twice");
+  g_fork_serving = true;
+  if (mw::g_rank == 0) {
+    std::atexit(finalize_at_exit);
+    return;
+  }
+  while (mw::fork::Function fn = mw::fork::next()) {
+    fn();
+    mw::fork::done();
+  }
+  mw_finalize();
+  std::exit(0);
+}
+
+MW_EXPORT void mw_fork(void (*fn)(void)) {
+  require_creator("mw_fork");
+  if (!fn) mw::fatal("mw_fork", "fn is NULL: pass the function the other ranks run");
+  mw::fork::start(fn);
+}
+
+MW_EXPORT void mw_join(void) {
+  require_creator("mw_join");
+  mw::fork::join();
+}
+
+// ---- Semaphores and condition variables ----
+
+MW_EXPORT void mw_sem_post(mw_sem_t *s) {
+  require_running("mw_sem_post");
+  mw::protocol::check_object("mw_sem_post", "semaphore", s, sizeof *s);
+  mw::semaphores::post(s);
+}
+
+MW_EXPORT void mw_sem_wait(mw_sem_t *s) {
+  require_running("mw_sem_wait");
+  mw::protocol::check_object("mw_sem_wait", "semaphore", s, sizeof *s);
+  mw::semaphores::wait(s);
+}
+
+MW_EXPORT void mw_cond_wait(mw_cond_t *c, mw_lock_t *l) {
+  require_running("mw_cond_wait");
+  mw::protocol::check_object("mw_cond_wait", "condition", c, sizeof *c);
+  mw::semaphores::cond_wait(c, l);
+}
+
+MW_EXPORT void mw_cond_signal(mw_cond_t *c) {
+  require_running("mw_cond_signal");
+  mw::protocol::check_object("mw_cond_signal", "condition", c, sizeof *c);
+  mw::semaphores::cond_signal(c, false);
+}
+
+MW_EXPORT void mw_cond_broadcast(mw_cond_t *c) {
+  require_running("mw_cond_broadcast");
+  mw::protocol::check_object("mw_cond_broadcast", "condition", c, sizeof *c);
+  mw::semaphores::cond_signal(c, true);
 }
 
 MW_EXPORT void *mw_malloc(size_t size) {
@@ -210,6 +301,14 @@ MW_EXPORT void __mw_poll(void) {
 }
 
 MW_EXPORT void __mw_mark_range(const void *addr, size_t len) { mw::dirty::mark(addr, len); }
+
+MW_EXPORT void mw_written(const void *addr, size_t len) {
+  if (len == 0) return;
+  if (!addr || !mw::window::is_shared(addr, len))
+    mw::fatal("mw_written", "[%p, +%zu) is not in shared memory: give MW_SHARED data or memory "
+              "from mw_malloc", addr, len);
+  mw::dirty::mark(addr, len);
+}
 
 MW_EXPORT size_t mw_dirty_count(const void *addr, size_t len) {
   return mw::dirty::count(addr, len);
@@ -284,6 +383,11 @@ MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
 }
 
 // ---- Release and processor consistency ----
+
+MW_EXPORT void mw_fence(void) {
+  require_running("mw_fence");
+  mw::pending_updates::flush();
+}
 
 MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us) {
   require_running("mw_processor_consistent");

@@ -9,6 +9,7 @@ same folder or of a folder below it, and the include graph has no cycle.
   ec         entry consistency
   rc         release and processor consistency
   check      the checker of a check build (mwcc -fmidway-check)
+  sync       fork/join, semaphores, condition variables
   (top)      api.cpp: the midway.h functions
 
 Usage: scripts/check_layers.py [RUNTIME_DIR]. Exit 0 if the layering holds; otherwise each
@@ -27,6 +28,7 @@ ALLOWED = {
     "ec": {"core", "memory", "transport", "ec"},
     "rc": {"core", "memory", "transport", "ec", "rc"},
     "check": {"core", "memory", "transport", "ec", "rc", "check"},
+    "sync": {"core", "memory", "transport", "ec", "rc", "sync"},
 }
 ALLOWED[""] = set(ALLOWED) | {""}
 

@@ -8,6 +8,7 @@
 namespace mw {
 
 int g_rank = -1;
+bool g_failed = false;
 
 namespace {
 
@@ -28,6 +29,7 @@ void print(const char *prefix, const char *call, const char *fmt, va_list ap, co
 
 [[noreturn]] void report(const char *call, const char *fmt, va_list ap, const char *why) {
   print("", call, fmt, ap, why);
+  g_failed = true;
   std::exit(EXIT_FAILURE);
 }
 

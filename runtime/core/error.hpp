@@ -10,6 +10,9 @@ namespace mw {
 // The rank named in messages; -1 until mw_init has run.
 extern int g_rank;
 
+// Set by fatal() before it exits, for exit handlers that must not carry on the job.
+extern bool g_failed;
+
 [[noreturn]] void fatal(const char *call, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

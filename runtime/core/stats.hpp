@@ -35,7 +35,7 @@ namespace mw::stats {
 
 // What a message is for. Each protocol maps its message types to one of these.
 enum class Kind : uint8_t {
-  Lock,     // lock requests and forwards (finding the owner)
+  Lock,     // lock requests and forwards (finding the owner); semaphores, conditions
   Grant,    // a lock handed to its acquirer, with the bound data it lacks
   Barrier,  // barrier arrivals and releases, with the updates they carry
   Page,     // RC/PC: page fetches from the home and their replies

@@ -613,6 +613,10 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
   stats::lock_acquire(true);
 }
 
+bool held_exclusive(const char *call, mw_lock_t *l) {
+  return record_of(call, l)->held() == MW_EXCLUSIVE;
+}
+
 void release(mw_lock_t *l) {
   Lock *k = record_of("mw_release", l);
   // The cached path: a hold whose mode is still takeable here leaves nothing to do.

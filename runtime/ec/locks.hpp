@@ -35,6 +35,8 @@ void init();  // registers the message handlers (before transport::connect)
 
 void acquire(mw_lock_t *l, mw_mode_t mode);
 void release(mw_lock_t *l);
+// Whether this rank holds l exclusively (`call` names the caller in errors about l).
+bool held_exclusive(const char *call, mw_lock_t *l);
 void bind(mw_lock_t *l, const void *addr, size_t len);
 void unbind(mw_lock_t *l, const void *addr, size_t len);
 

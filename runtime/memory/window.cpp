@@ -1,4 +1,5 @@
 #include "memory/window.hpp"
+#include "memory/same_layout.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -59,8 +60,10 @@ void commit_shadow(uintptr_t begin, uintptr_t end, const char *what) {
 }
 
 // Runs when the runtime library is loaded: before main, and before the program's own
-// constructors, which may already store to shared data.
-__attribute__((constructor(101))) void setup() {
+// constructors, which may already store to shared data. First, a rank of a job makes
+// its layout that of every other rank (which may re-execute the process).
+__attribute__((constructor(101))) void setup(int argc, char **argv, char **envp) {
+  same_layout::ensure(argc, argv, envp);
   g_page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   // Where the linker put the program's MW_SHARED data: read from the executable's
   // section headers, since program headers carry no names. The initialized part sits

@@ -18,6 +18,13 @@ constexpr stats::Kind kind_of(uint16_t type) {
     case MsgType::kLockForward:
     case MsgType::kLockRevoke:
     case MsgType::kLockRevokeAck:
+    case MsgType::kSemWait:
+    case MsgType::kSemPost:
+    case MsgType::kSemGrant:
+    case MsgType::kCondWait:
+    case MsgType::kCondQueued:
+    case MsgType::kCondSignal:
+    case MsgType::kCondWake:
       return stats::Kind::Lock;
     case MsgType::kLockGrant:
     case MsgType::kGrantData:

@@ -55,6 +55,15 @@ std::string type_name(uint16_t type) {
     case MsgType::kUpdateAck: return "UPDATE_ACK";
     case MsgType::kAlive: return "ALIVE";
     case MsgType::kAliveAck: return "ALIVE_ACK";
+    case MsgType::kForkStart: return "FORK_START";
+    case MsgType::kForkJoined: return "FORK_JOINED";
+    case MsgType::kSemWait: return "SEM_WAIT";
+    case MsgType::kSemPost: return "SEM_POST";
+    case MsgType::kSemGrant: return "SEM_GRANT";
+    case MsgType::kCondWait: return "COND_WAIT";
+    case MsgType::kCondQueued: return "COND_QUEUED";
+    case MsgType::kCondSignal: return "COND_SIGNAL";
+    case MsgType::kCondWake: return "COND_WAKE";
     default: break;
   }
   char buf[32];

@@ -63,6 +63,16 @@ enum class MsgType : uint16_t {
   // Liveness (transport/liveness.cpp).
   kAlive,          // a waiting rank -> each peer: are you there?
   kAliveAck,       // ... yes; the payload says what the peer waits for
+  // Fork/join, semaphores and condition variables (sync/).
+  kForkStart,      // rank 0 -> every other rank: run this function (0: the job ends)
+  kForkJoined,     // worker -> rank 0: the function returned, its writes are out
+  kSemWait,        // waiter -> the semaphore's manager: take one, or queue me
+  kSemPost,        // poster -> the manager: one more (its writes are out)
+  kSemGrant,       // manager -> waiter: you took one
+  kCondWait,       // waiter -> the condition's manager: queue me
+  kCondQueued,     // manager -> waiter: queued (the waiter may now release its lock)
+  kCondSignal,     // signaller -> the manager: wake one waiter, or all
+  kCondWake,       // manager -> waiter: woken
   kEnd  // one past the last type
 };
 

@@ -1,0 +1,116 @@
+// Fork/join: rank 0 starts a function on every other rank and waits for it (sync/fork.hpp).
+#include "sync/fork.hpp"
+
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+
+#include "core/error.hpp"
+#include "ec/protocol.hpp"
+#include "rc/pending_updates.hpp"
+#include "transport/transport.hpp"
+
+namespace mw::fork {
+namespace {
+
+using transport::MsgType;
+
+constexpr int kCreator = 0;
+
+struct Start {
+  uint64_t fn;  // the function's address; 0: the job ends
+};
+
+std::mutex g_mu;
+std::deque<uint64_t> g_starts;   // a worker's forks received and not yet run
+uint64_t g_joined = 0;           // rank 0: kForkJoined received, over all forks
+uint64_t g_expected = 0;         // rank 0: kForkJoined that end the outstanding fork
+bool g_outstanding = false;
+
+void on_start(const transport::Header &h, std::span<const std::byte> payload) {
+  if (h.sender != kCreator) protocol::malformed(h, "a fork from a rank other than 0");
+  const Start s = protocol::read_body<Start>(h, payload);
+  std::lock_guard<std::mutex> g(g_mu);
+  g_starts.push_back(s.fn);
+}
+
+void on_joined(const transport::Header &h, std::span<const std::byte> payload) {
+  (void)protocol::read_body<Start>(h, payload);
+  std::lock_guard<std::mutex> g(g_mu);
+  if (protocol::rank() != kCreator) protocol::malformed(h, "a join at a rank other than 0");
+  g_joined++;
+}
+
+void start_all(uint64_t fn) {
+  const Start s{fn};
+  transport::as_handler([&] {
+    for (int r = 0; r < protocol::nprocs(); r++)
+      if (r != kCreator) protocol::send_body(r, MsgType::kForkStart, s);
+  });
+}
+
+}  // namespace
+
+void init() {
+  transport::on(MsgType::kForkStart, on_start);
+  transport::on(MsgType::kForkJoined, on_joined);
+}
+
+void start(Function fn) {
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_outstanding)
+      fatal("mw_fork", "a fork is outstanding: call mw_join before forking again");
+    g_outstanding = true;
+    g_expected += static_cast<uint64_t>(protocol::nprocs() - 1);
+  }
+  if (protocol::nprocs() == 1) return;
+  pending_updates::flush();  // the creator's state reaches the workers first
+  start_all(reinterpret_cast<uint64_t>(fn));
+}
+
+void join() {
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (!g_outstanding) fatal("mw_join", "no fork is outstanding: call mw_fork first");
+  }
+  if (protocol::nprocs() > 1)
+    transport::progress_until([] {
+      std::lock_guard<std::mutex> g(g_mu);
+      return g_joined >= g_expected;
+    });
+  std::lock_guard<std::mutex> g(g_mu);
+  g_outstanding = false;
+}
+
+bool outstanding() {
+  std::lock_guard<std::mutex> g(g_mu);
+  return g_outstanding;
+}
+
+void end() {
+  if (protocol::nprocs() > 1) start_all(0);
+}
+
+Function next() {
+  transport::progress_until([] {
+    std::lock_guard<std::mutex> g(g_mu);
+    return !g_starts.empty();
+  });
+  std::lock_guard<std::mutex> g(g_mu);
+  const uint64_t fn = g_starts.front();
+  g_starts.pop_front();
+  return reinterpret_cast<Function>(fn);
+}
+
+void done() {
+  // Threads share one stdout: what a worker printed comes out before what rank 0 prints
+  // after the join, not at the worker's exit.
+  std::fflush(nullptr);
+  pending_updates::flush();  // the worker's writes reach rank 0 before it hears of the join
+  const Start nothing{0};
+  transport::as_handler([&] { protocol::send_body(kCreator, MsgType::kForkJoined, nothing); });
+}
+
+}  // namespace mw::fork

@@ -1,0 +1,194 @@
+// Semaphores and condition variables kept by a manager rank (sync/semaphores.hpp).
+#include "sync/semaphores.hpp"
+
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+#include "core/error.hpp"
+#include "ec/locks.hpp"
+#include "ec/protocol.hpp"
+#include "rc/pending_updates.hpp"
+#include "transport/transport.hpp"
+
+namespace mw::semaphores {
+namespace {
+
+using transport::MsgType;
+
+struct Body {
+  uint64_t addr;  // the object's address
+  uint64_t all;   // kCondSignal: wake every waiter, not one
+};
+
+// Manager side: the state of the objects this rank manages.
+struct Semaphore {
+  uint64_t count = 0;
+  std::deque<int> waiters;
+};
+struct Condition {
+  std::deque<int> waiters;
+};
+// Waiter side: answers received and not yet taken.
+struct Answers {
+  uint64_t grants = 0, queued = 0, wakes = 0;
+};
+
+std::mutex g_mu;
+std::unordered_map<uint64_t, Semaphore> g_sems;
+std::unordered_map<uint64_t, Condition> g_conds;
+std::unordered_map<uint64_t, Answers> g_answers;
+
+// Sends body to dest, or in a job of one rank (no transport) runs its handler here.
+void to(int dest, MsgType type, const Body &b);
+
+void on_sem_wait(const transport::Header &h, std::span<const std::byte> payload) {
+  const Body b = protocol::read_body<Body>(h, payload);
+  std::unique_lock<std::mutex> g(g_mu);
+  Semaphore &s = g_sems[b.addr];
+  if (s.count == 0) {
+    s.waiters.push_back(h.sender);
+    return;
+  }
+  s.count--;
+  g.unlock();
+  to(h.sender, MsgType::kSemGrant, b);
+}
+
+void on_sem_post(const transport::Header &h, std::span<const std::byte> payload) {
+  const Body b = protocol::read_body<Body>(h, payload);
+  std::unique_lock<std::mutex> g(g_mu);
+  Semaphore &s = g_sems[b.addr];
+  if (s.waiters.empty()) {
+    s.count++;
+    return;
+  }
+  const int waiter = s.waiters.front();
+  s.waiters.pop_front();
+  g.unlock();
+  to(waiter, MsgType::kSemGrant, b);
+}
+
+void on_cond_wait(const transport::Header &h, std::span<const std::byte> payload) {
+  const Body b = protocol::read_body<Body>(h, payload);
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_conds[b.addr].waiters.push_back(h.sender);
+  }
+  to(h.sender, MsgType::kCondQueued, b);
+}
+
+void on_cond_signal(const transport::Header &h, std::span<const std::byte> payload) {
+  const Body b = protocol::read_body<Body>(h, payload);
+  std::deque<int> wake;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    std::deque<int> &w = g_conds[b.addr].waiters;
+    if (b.all) {
+      wake.swap(w);
+    } else if (!w.empty()) {
+      wake.push_back(w.front());
+      w.pop_front();
+    }
+  }
+  for (int r : wake) to(r, MsgType::kCondWake, b);
+}
+
+void on_answer(const transport::Header &h, std::span<const std::byte> payload) {
+  const Body b = protocol::read_body<Body>(h, payload);
+  std::lock_guard<std::mutex> g(g_mu);
+  Answers &a = g_answers[b.addr];
+  switch (static_cast<MsgType>(h.type)) {
+    case MsgType::kSemGrant: a.grants++; break;
+    case MsgType::kCondQueued: a.queued++; break;
+    default: a.wakes++; break;
+  }
+}
+
+void to(int dest, MsgType type, const Body &b) {
+  if (protocol::nprocs() > 1) {
+    protocol::send_body(dest, type, b);
+    return;
+  }
+  transport::Header h{};
+  h.type = static_cast<uint16_t>(type);
+  h.sender = protocol::rank();
+  const auto payload = std::as_bytes(std::span<const Body>(&b, 1));
+  switch (type) {
+    case MsgType::kSemWait: on_sem_wait(h, payload); break;
+    case MsgType::kSemPost: on_sem_post(h, payload); break;
+    case MsgType::kCondWait: on_cond_wait(h, payload); break;
+    case MsgType::kCondSignal: on_cond_signal(h, payload); break;
+    default: on_answer(h, payload); break;
+  }
+}
+
+// Sends a request to the object's manager as a handler would (in order with the
+// handlers' own messages).
+void request(const void *object, MsgType type, bool all = false) {
+  const Body b{reinterpret_cast<uint64_t>(object), all ? 1u : 0u};
+  const int manager = locks::manager_of(b.addr);
+  transport::as_handler([&] { to(manager, type, b); });
+}
+
+// Sleeps until an answer of the kind `field` selects has come for object, and takes it.
+// In a job of one rank nobody else can answer: stops with `call`'s name instead.
+void await(const char *call, const char *what, const void *object, uint64_t Answers::*field) {
+  const uint64_t addr = reinterpret_cast<uint64_t>(object);
+  auto arrived = [addr, field] {
+    std::lock_guard<std::mutex> g(g_mu);
+    return g_answers[addr].*field > 0;
+  };
+  if (!arrived()) {
+    if (protocol::nprocs() == 1)
+      fatal(call, "%s %p: would wait forever, no other rank can wake it (a job of one rank)",
+            what, object);
+    transport::progress_until([&arrived] { return arrived(); });
+  }
+  std::lock_guard<std::mutex> g(g_mu);
+  g_answers[addr].*field -= 1;
+}
+
+}  // namespace
+
+void init() {
+  transport::on(MsgType::kSemWait, on_sem_wait);
+  transport::on(MsgType::kSemPost, on_sem_post);
+  transport::on(MsgType::kSemGrant, on_answer);
+  transport::on(MsgType::kCondWait, on_cond_wait);
+  transport::on(MsgType::kCondQueued, on_answer);
+  transport::on(MsgType::kCondSignal, on_cond_signal);
+  transport::on(MsgType::kCondWake, on_answer);
+}
+
+void post(const mw_sem_t *s) {
+  pending_updates::flush();  // a release: what this rank wrote reaches the others first
+  request(s, MsgType::kSemPost);
+}
+
+void wait(const mw_sem_t *s) {
+  request(s, MsgType::kSemWait);
+  await("mw_sem_wait", "semaphore", s, &Answers::grants);
+}
+
+void cond_wait(const mw_cond_t *c, mw_lock_t *l) {
+  if (!locks::held_exclusive("mw_cond_wait", l))
+    fatal("mw_cond_wait", "lock %p is not held exclusively by this rank: acquire it "
+          "(MW_EXCLUSIVE) before waiting on condition %p", static_cast<void *>(l), c);
+  // Queued before the lock goes: a signaller takes the lock after this release, so its
+  // signal reaches the manager after this rank is in the queue and cannot be lost.
+  request(c, MsgType::kCondWait);
+  await("mw_cond_wait", "condition", c, &Answers::queued);
+  pending_updates::flush();
+  locks::release(l);
+  await("mw_cond_wait", "condition", c, &Answers::wakes);
+  locks::acquire(l, MW_EXCLUSIVE);
+}
+
+void cond_signal(const mw_cond_t *c, bool all) {
+  pending_updates::flush();
+  request(c, MsgType::kCondSignal, all);
+}
+
+}  // namespace mw::semaphores
