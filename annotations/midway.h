@@ -128,7 +128,11 @@ struct mw_location {
 
 /* A global variable accesses fall in, as the pass saw it: enough to print an access as
  * `A[3][17]` from its address. One per variable and object file (several objects may
- * describe one variable). */
+ * describe one variable). Every build (not only check builds) also describes each
+ * shared global it defines in section MW_OBJECTS_SECTION, so that errors, warnings and
+ * mwrun's tables name shared data, locks and barriers as the source writes them
+ * (`cells[3]`, `locks[1]`, `A[2][5]`, a field as `s+8`). */
+#define MW_OBJECTS_SECTION "mw_objects"   /* an array of struct mw_object              */
 struct mw_object {
   const char *name;                     /* its name in the source (a function's static:
                                            "function.name"; C++: demangled)          */

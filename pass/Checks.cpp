@@ -55,17 +55,16 @@ ALWAYS_ENABLED_STATISTIC(NumSites, "Number of access sites described (check buil
 
 bool midway::isCheckBuild() { return ClCheck; }
 
-CheckInstrumenter::CheckInstrumenter(Module &M)
+CheckInstrumenter::CheckInstrumenter(
+    Module &M, DenseMap<const GlobalVariable *, GlobalVariable *> Objects)
     : M(M), Ctx(M.getContext()), DL(M.getDataLayout()),
-      IntptrTy(DL.getIntPtrType(Ctx)), PtrTy(PointerType::getUnqual(Ctx)) {
-  Type *I8 = Type::getInt8Ty(Ctx), *I32 = Type::getInt32Ty(Ctx),
-       *I64 = Type::getInt64Ty(Ctx);
+      IntptrTy(DL.getIntPtrType(Ctx)), PtrTy(PointerType::getUnqual(Ctx)),
+      Objects(std::move(Objects)) {
+  Type *I8 = Type::getInt8Ty(Ctx), *I32 = Type::getInt32Ty(Ctx);
   // midway.h's structs, field by field.
   LocationTy = StructType::create(Ctx, {PtrTy, PtrTy, I32, I32, PtrTy},
                                   "struct.mw_location");
-  ObjectTy = StructType::create(
-      Ctx, {PtrTy, PtrTy, I64, I64, I32, I32, ArrayType::get(I64, MW_OBJECT_MAX_DIMS)},
-      "struct.mw_object");
+  ObjectTy = getObjectType(Ctx);
   SiteTy = StructType::create(
       Ctx, {LocationTy, PtrTy, I32, I8, ArrayType::get(I8, 3)}, "struct.mw_site");
   // The header asserts these sizes for the C compiler; this holds the pass to them.
@@ -135,35 +134,13 @@ Constant *CheckInstrumenter::getLocation(const DILocation *Loc, const Function &
                    ConstantInt::get(I32, Loc ? Loc->getColumn() : 0), InlinedAt});
 }
 
-/// GV as a struct mw_object: its name, address, size and array shape.
+/// GV's descriptor: the one describeSharedGlobals made for a definition, or a
+/// new one for a variable another module defines.
 Constant *CheckInstrumenter::getObject(const GlobalVariable *GV) {
-  Constant *&Obj = Objects[GV];
-  if (Obj)
-    return Obj;
-  Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx);
-  Type *Ty = GV->getValueType();
-  SmallVector<Constant *, MW_OBJECT_MAX_DIMS> Dims;
-  while (auto *ATy = dyn_cast<ArrayType>(Ty)) {
-    if (Dims.size() == MW_OBJECT_MAX_DIMS)
-      break;
-    Dims.push_back(ConstantInt::get(I64, ATy->getNumElements()));
-    Ty = ATy->getElementType();
-  }
-  unsigned Rank = Dims.size();
-  Dims.resize(MW_OBJECT_MAX_DIMS, ConstantInt::get(I64, 0));
-  uint64_t Size = Ty->isSized() ? DL.getTypeAllocSize(GV->getValueType()) : 0;
-  uint64_t ElementSize = Ty->isSized() ? DL.getTypeAllocSize(Ty) : 0;
-  auto *Desc = new GlobalVariable(
-      M, ObjectTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
-      ConstantStruct::get(
-          ObjectTy,
-          {getString(demangle(GV->getName())), const_cast<GlobalVariable *>(GV),
-           ConstantInt::get(I64, Size), ConstantInt::get(I64, ElementSize),
-           ConstantInt::get(I32, Rank), ConstantInt::get(I32, 0),
-           ConstantArray::get(ArrayType::get(I64, MW_OBJECT_MAX_DIMS), Dims)}),
-      "midway.object");
-  Desc->setAlignment(Align(8));
-  return Obj = Desc;
+  GlobalVariable *&Obj = Objects[GV];
+  if (!Obj)
+    Obj = createObjectDescriptor(M, *GV, getString(demangle(GV->getName())));
+  return Obj;
 }
 
 /// The site of an access by I, one per location, size, kind and object.

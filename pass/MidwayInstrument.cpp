@@ -2278,10 +2278,12 @@ public:
         MAM.getResult<FunctionAnalysisManagerModuleProxy>(M).getManager();
     // Shared globals first, so that every omission rule sees them shared.
     bool Changed = placeSharedGlobals(M);
+    auto Objects = describeSharedGlobals(M);
+    Changed |= !Objects.empty();
     ModuleInstrumenter MI(M);
     std::optional<CheckInstrumenter> Checks;
     if (isCheckBuild())
-      Checks.emplace(M);
+      Checks.emplace(M, std::move(Objects));
     for (Function &F : M) {
       if (F.isDeclaration() || isExempt(F))
         continue;

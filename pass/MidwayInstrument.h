@@ -78,6 +78,22 @@ bool isInSharedSection(const llvm::GlobalVariable &GV);
 /// Returns whether it changed the module.
 bool placeSharedGlobals(llvm::Module &M);
 
+/// midway.h's struct mw_object, as a literal IR struct.
+llvm::StructType *getObjectType(llvm::LLVMContext &Ctx);
+
+/// A new private constant struct mw_object describing GV: its name (the
+/// constant string Name), address, size and array shape.
+llvm::GlobalVariable *createObjectDescriptor(llvm::Module &M,
+                                             const llvm::GlobalVariable &GV,
+                                             llvm::Constant *Name);
+
+/// Describes every shared global the module defines, in every build, with a
+/// struct mw_object in section MW_OBJECTS_SECTION, so that the runtime and mwrun
+/// name shared data as the source writes it (`cells[3]`, `locks[1]`). Returns
+/// the descriptors by variable, for the check build's sites to share.
+llvm::DenseMap<const llvm::GlobalVariable *, llvm::GlobalVariable *>
+describeSharedGlobals(llvm::Module &M);
+
 //===----------------------------------------------------------------------===//
 // Checks.cpp
 //===----------------------------------------------------------------------===//
@@ -90,7 +106,10 @@ bool isCheckBuild();
 /// the runtime's check entry points.
 class CheckInstrumenter {
 public:
-  explicit CheckInstrumenter(llvm::Module &M);
+  /// Objects: the descriptors describeSharedGlobals made, reused by sites.
+  CheckInstrumenter(
+      llvm::Module &M,
+      llvm::DenseMap<const llvm::GlobalVariable *, llvm::GlobalVariable *> Objects);
 
   /// Checks the access of Size bytes (an integer, constant or not) at Addr made
   /// by instruction I, right before Before. Access is a set of MW_ACCESS_* bits;
@@ -128,7 +147,7 @@ private:
   llvm::DenseMap<std::pair<const llvm::DILocation *, const llvm::Function *>,
                  llvm::Constant *>
       Locations;
-  llvm::DenseMap<const llvm::GlobalVariable *, llvm::Constant *> Objects;
+  llvm::DenseMap<const llvm::GlobalVariable *, llvm::GlobalVariable *> Objects;
   llvm::StringMap<llvm::Constant *> Strings;
 };
 

@@ -31,6 +31,7 @@
 #include "llvm/ADT/Statistic.h"
 #include "llvm/IR/GlobalVariable.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Transforms/Utils/ModuleUtils.h"
 
 using namespace llvm;
 using namespace midway;
@@ -174,4 +175,116 @@ bool midway::placeSharedGlobals(Module &M) {
       Changed |= place(GV);
   }
   return Changed;
+}
+
+//===----------------------------------------------------------------------===//
+// Descriptors: the shape of each shared global, for names in messages
+//===----------------------------------------------------------------------===//
+//
+// The runtime's errors and mwrun's tables name shared data by address; the
+// symbol table turns an address into `cells+12`, but only the type says that
+// is `cells[3]`. The element sizes come from the IR types the pass sees here,
+// recorded per shared global in section MW_OBJECTS_SECTION, rather than from
+// DWARF: a default build carries line tables only (-gline-tables-only, which
+// has no types), and asking for full -g in every build would grow every object
+// file and slow every compile to name a few variables in error messages, while
+// a descriptor costs 72 bytes of read-only data per shared global and no code.
+// IR types have no field names, so a field is printed as its offset (`s+8`).
+
+StructType *midway::getObjectType(LLVMContext &Ctx) {
+  Type *Ptr = PointerType::getUnqual(Ctx), *I32 = Type::getInt32Ty(Ctx),
+       *I64 = Type::getInt64Ty(Ctx);
+  return StructType::get(Ctx, {Ptr, Ptr, I64, I64, I32, I32,
+                               ArrayType::get(I64, MW_OBJECT_MAX_DIMS)});
+}
+
+/// The element type of Ty if it is the literal struct clang makes of an array
+/// initialized in part (`int a[16] = {1, 2}` is `<{ i32, i32, [14 x i32] }>`):
+/// members that are all T or arrays of T. Null otherwise.
+static Type *getFlattenedElement(Type *Ty, uint64_t &Count) {
+  auto *STy = dyn_cast<StructType>(Ty);
+  if (!STy || !STy->isLiteral() || STy->getNumElements() == 0)
+    return nullptr;
+  Type *Element = nullptr;
+  Count = 0;
+  for (Type *Member : STy->elements()) {
+    uint64_t N = 1;
+    if (auto *ATy = dyn_cast<ArrayType>(Member)) {
+      N = ATy->getNumElements();
+      Member = ATy->getElementType();
+    }
+    if (Member->isAggregateType() || (Element && Member != Element))
+      return nullptr;
+    Element = Member;
+    Count += N;
+  }
+  return Element;
+}
+
+GlobalVariable *midway::createObjectDescriptor(Module &M,
+                                               const GlobalVariable &GV,
+                                               Constant *Name) {
+  LLVMContext &Ctx = M.getContext();
+  const DataLayout &DL = M.getDataLayout();
+  Type *I32 = Type::getInt32Ty(Ctx), *I64 = Type::getInt64Ty(Ctx);
+  Type *Ty = GV.getValueType();
+  SmallVector<Constant *, MW_OBJECT_MAX_DIMS> Dims;
+  while (auto *ATy = dyn_cast<ArrayType>(Ty)) {
+    if (Dims.size() == MW_OBJECT_MAX_DIMS)
+      break;
+    Dims.push_back(ConstantInt::get(I64, ATy->getNumElements()));
+    Ty = ATy->getElementType();
+  }
+  uint64_t Count;
+  if (Dims.empty())
+    if (Type *Element = getFlattenedElement(Ty, Count)) {
+      Dims.push_back(ConstantInt::get(I64, Count));
+      Ty = Element;
+    }
+  unsigned Rank = Dims.size();
+  Dims.resize(MW_OBJECT_MAX_DIMS, ConstantInt::get(I64, 0));
+  uint64_t Size = Ty->isSized() ? DL.getTypeAllocSize(GV.getValueType()) : 0;
+  uint64_t ElementSize = Ty->isSized() ? DL.getTypeAllocSize(Ty) : 0;
+  StructType *ObjectTy = getObjectType(Ctx);
+  auto *Desc = new GlobalVariable(
+      M, ObjectTy, /*isConstant=*/true, GlobalValue::PrivateLinkage,
+      ConstantStruct::get(
+          ObjectTy,
+          {Name, const_cast<GlobalVariable *>(&GV), ConstantInt::get(I64, Size),
+           ConstantInt::get(I64, ElementSize), ConstantInt::get(I32, Rank),
+           ConstantInt::get(I32, 0),
+           ConstantArray::get(ArrayType::get(I64, MW_OBJECT_MAX_DIMS), Dims)}),
+      "midway.object");
+  Desc->setAlignment(Align(8));
+  return Desc;
+}
+
+DenseMap<const GlobalVariable *, GlobalVariable *>
+midway::describeSharedGlobals(Module &M) {
+  DenseMap<const GlobalVariable *, GlobalVariable *> Described;
+  SmallVector<GlobalVariable *, 16> Shared;
+  for (GlobalVariable &GV : M.globals())
+    // (midway.h's own anchor is no program variable.)
+    if (!GV.isDeclaration() && isInSharedSection(GV) &&
+        !GV.getName().starts_with("__mw_"))
+      Shared.push_back(&GV);
+  SmallVector<GlobalValue *, 16> Used;
+  for (GlobalVariable *GVP : Shared) {
+    GlobalVariable &GV = *GVP;
+    StringRef Text = GV.getName();
+    Constant *Data = ConstantDataArray::getString(M.getContext(), Text);
+    auto *Name = new GlobalVariable(M, Data->getType(), /*isConstant=*/true,
+                                    GlobalValue::PrivateLinkage, Data,
+                                    "midway.name");
+    Name->setUnnamedAddr(GlobalValue::UnnamedAddr::Global);
+    Name->setAlignment(Align(1));
+    GlobalVariable *Desc = createObjectDescriptor(M, GV, Name);
+    // An array of descriptors: 72 bytes each, aligned to 8, never padded apart.
+    Desc->setSection(MW_OBJECTS_SECTION);
+    Described[&GV] = Desc;
+    Used.push_back(Desc);
+  }
+  if (!Used.empty())
+    appendToCompilerUsed(M, Used);
+  return Described;
 }

@@ -43,6 +43,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/waits.hpp"
+#include "memory/symbols.hpp"
 
 #include "core/leftovers.hpp"
 #include "core/settings.hpp"
@@ -770,59 +771,14 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
 
 // ---- What each rank waits for (runtime/core/waits.hpp) ----
 
-// Names of the program's code and data from its symbol table (nm, binutils), and source
-// lines of code addresses (addr2line): read only when a table is printed.
-struct Symbols {
-  std::string exe;
-  bool loaded = false;
-  std::map<uint64_t, std::string> by_addr;
-
-  static std::string run(const std::string &cmd) {
-    std::string out;
-    if (FILE *f = popen(cmd.c_str(), "r")) {
-      char buf[4096];
-      size_t n;
-      while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-      pclose(f);
-    }
-    return out;
-  }
-  void load() {
-    if (loaded) return;
-    loaded = true;
-    if (exe.empty() || exe.find('\'') != std::string::npos) return;
-    std::istringstream lines(run("nm -n --defined-only '" + exe + "' 2>/dev/null"));
-    for (std::string line; std::getline(lines, line);) {
-      std::istringstream w(line);
-      std::string addr, type, name;
-      if (!(w >> addr >> type >> name)) continue;
-      if (std::string("TtDdBbRr").find(type[0]) == std::string::npos) continue;
-      by_addr[std::strtoull(addr.c_str(), nullptr, 16)] = name;
-    }
-  }
-  std::string name(uint64_t addr, bool code) {
-    load();
-    auto it = by_addr.upper_bound(addr);
-    if (it == by_addr.begin()) return "";
-    --it;
-    if (addr - it->first > (1u << 20)) return "";
-    std::string s = it->second;
-    if (addr != it->first) s += "+" + std::to_string(addr - it->first);
-    if (code) {
-      char a[32];
-      std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(addr - 1));
-      std::string line = run("addr2line -e '" + exe + "' " + a + " 2>/dev/null");
-      while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-      if (!line.empty() && line.find("??") == std::string::npos) {
-        const size_t disc = line.find(" (discriminator");
-        s += " at " + line.substr(0, disc);
-      }
-    }
-    return s;
-  }
-};
-Symbols g_symbols;
-std::string symbolize(uint64_t addr, bool code) { return g_symbols.name(addr, code); }
+// Names of the program's code and data, and source lines of code addresses, as the
+// ranks' own errors give them (runtime/memory/symbols.hpp): read from the executable
+// only when a table is printed.
+bool g_symbols_set = false;
+std::string symbolize(uint64_t addr, bool code) {
+  if (code) return mw::symbols::known_code(addr) ? mw::symbols::call_site(addr) : "";
+  return mw::symbols::known(addr) ? mw::symbols::variable(addr) : "";
+}
 
 // The ranks' wait records, mapped as they appear in the job directory.
 class Waits {
@@ -846,10 +802,13 @@ class Waits {
 
   // One line per rank: its wait, or why it is not answering.
   std::string table(const std::vector<pid_t> &pids, const std::vector<mw::waits::Snapshot> &s) {
-    if (g_symbols.exe.empty() && !pids.empty() && pids[0] > 0) {
+    if (!g_symbols_set && !pids.empty() && pids[0] > 0) {
       char path[4096];
       ssize_t n = readlink(("/proc/" + std::to_string(pids[0]) + "/exe").c_str(), path, sizeof path - 1);
-      if (n > 0) g_symbols.exe.assign(path, static_cast<size_t>(n));
+      if (n > 0) {
+        mw::symbols::set_executable(std::string(path, static_cast<size_t>(n)));
+        g_symbols_set = true;
+      }
     }
     const uint64_t now = mw::waits::realtime_ns();
     std::string out;

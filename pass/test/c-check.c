@@ -38,8 +38,8 @@ void rename_it(const char *s) {
 // CHECK-DAG: [[GET:@midway.str[.0-9]*]] = private unnamed_addr constant [4 x i8] c"get\00"
 // CHECK-DAG: [[RENAME:@midway.str[.0-9]*]] = private unnamed_addr constant [10 x i8] c"rename_it\00"
 // CHECK-DAG: [[CALL:@midway.inlined_at[.0-9]*]] = private constant %struct.mw_location { ptr [[FILE]], ptr [[SET]], i32 24, i32 3, ptr null }
-// CHECK-DAG: [[A:@midway.object[.0-9]*]] = private constant %struct.mw_object { ptr {{@midway.str[.0-9]*}}, ptr @A, i64 8192, i64 4, i32 2, i32 0, [4 x i64] [i64 64, i64 32, i64 0, i64 0] }
-// CHECK-DAG: [[NAME:@midway.object[.0-9]*]] = private constant %struct.mw_object { ptr {{@midway.str[.0-9]*}}, ptr @name, i64 32, i64 1, i32 1, i32 0, [4 x i64] [i64 32, i64 0, i64 0, i64 0] }
+// CHECK-DAG: [[A:@midway.object[.0-9]*]] = private constant { ptr, ptr, i64, i64, i32, i32, [4 x i64] } { ptr {{@midway.name[.0-9]*}}, ptr @A, i64 8192, i64 4, i32 2, i32 0, [4 x i64] [i64 64, i64 32, i64 0, i64 0] }
+// CHECK-DAG: [[NAME:@midway.object[.0-9]*]] = private constant { ptr, ptr, i64, i64, i32, i32, [4 x i64] } { ptr {{@midway.name[.0-9]*}}, ptr @name, i64 32, i64 1, i32 1, i32 0, [4 x i64] [i64 32, i64 0, i64 0, i64 0] }
 // CHECK-DAG: [[STORE:@midway.site[.0-9]*]] = private constant %struct.mw_site { %struct.mw_location { ptr [[FILE]], ptr [[PUT]], i32 20, i32 11, ptr [[CALL]] }, ptr [[A]], i32 4, i8 2, [3 x i8] zeroinitializer }, section "mw_sites", align 8
 // CHECK-DAG: [[LOAD:@midway.site[.0-9]*]] = private constant %struct.mw_site { %struct.mw_location { ptr [[FILE]], ptr [[GET]], i32 28, i32 10, ptr null }, ptr [[A]], i32 4, i8 1, [3 x i8] zeroinitializer }, section "mw_sites", align 8
 // CHECK-DAG: [[STRCPY:@midway.site[.0-9]*]] = private constant %struct.mw_site { %struct.mw_location { ptr [[FILE]], ptr [[RENAME]], i32 32, i32 3, ptr null }, ptr [[NAME]], i32 0, i8 10, [3 x i8] zeroinitializer }, section "mw_sites", align 8

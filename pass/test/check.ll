@@ -23,10 +23,13 @@ target triple = "x86_64-unknown-linux-gnu"
 @counter = global i64 0, section "mw_shared", align 8
 @private = global [16 x i32] zeroinitializer, align 4
 
-; An object per global: its name, address, size, element size and array shape.
-; CHECK-DAG: [[A_NAME:@midway.str[.0-9]*]] = private unnamed_addr constant [2 x i8] c"A\00"
-; CHECK-DAG: [[A_OBJ:@midway.object[.0-9]*]] = private constant %struct.mw_object { ptr [[A_NAME]], ptr @A, i64 512, i64 4, i32 2, i32 0, [4 x i64] [i64 8, i64 16, i64 0, i64 0] }, align 8
-; CHECK-DAG: [[COUNTER_OBJ:@midway.object[.0-9]*]] = private constant %struct.mw_object { ptr {{@midway.str[.0-9]*}}, ptr @counter, i64 8, i64 8, i32 0, i32 0, [4 x i64] zeroinitializer }, align 8
+; An object per shared global, in every build (section mw_objects): its name,
+; address, size, element size and array shape; the check build's sites point at it.
+; CHECK-DAG: [[A_NAME:@midway.name[.0-9]*]] = private unnamed_addr constant [2 x i8] c"A\00"
+; CHECK-DAG: [[A_OBJ:@midway.object[.0-9]*]] = private constant { ptr, ptr, i64, i64, i32, i32, [4 x i64] } { ptr [[A_NAME]], ptr @A, i64 512, i64 4, i32 2, i32 0, [4 x i64] [i64 8, i64 16, i64 0, i64 0] }, section "mw_objects", align 8
+; CHECK-DAG: [[COUNTER_OBJ:@midway.object[.0-9]*]] = private constant { ptr, ptr, i64, i64, i32, i32, [4 x i64] } { ptr {{@midway.name[.0-9]*}}, ptr @counter, i64 8, i64 8, i32 0, i32 0, [4 x i64] zeroinitializer }, section "mw_objects", align 8
+; DEFAULT-DAG: @midway.object{{[.0-9]*}} = private constant { {{.*}} } { ptr {{@midway.name[.0-9]*}}, ptr @A, i64 512, i64 4, i32 2, {{.*}} section "mw_objects"
+; DEFAULT-DAG: @llvm.compiler.used = appending global [{{[0-9]+}} x ptr] [{{.*}}ptr @midway.object
 ; A site per access kind and place: without debug information, its function;
 ; size, MW_ACCESS_* bits (1 load, 2 store, 4 atomic, 8 range).
 ; CHECK-DAG: [[LOADS:@midway.str[.0-9]*]] = private unnamed_addr constant [6 x i8] c"loads\00"

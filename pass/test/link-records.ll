@@ -7,7 +7,7 @@
 ;
 ; CHECK: @midway.mw_defined = private constant [{{[0-9]+}} x i8] c"defined_here\0Acaller\0A", section "mw_defined", align 1
 ; CHECK: @midway.mw_calls = private constant [{{[0-9]+}} x i8] c"ext_write\091\09t.c:7:3\0Aext_second\092\09in function 'caller'\0A", section "mw_calls", align 1
-; CHECK: @llvm.compiler.used = appending global [2 x ptr] [ptr @midway.mw_defined, ptr @midway.mw_calls]
+; CHECK: @llvm.compiler.used = appending global [3 x ptr] [ptr @midway.object, ptr @midway.mw_defined, ptr @midway.mw_calls]
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-unknown-linux-gnu"

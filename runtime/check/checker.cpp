@@ -106,28 +106,13 @@ std::string location(const mw_location &l) {
 std::string datum(uintptr_t a, const mw_site *site) {
   const mw_object *o = site->object;
   const uintptr_t base = o ? reinterpret_cast<uintptr_t>(o->base) : 0;
-  if (o && a >= base && a < base + o->size) {
-    uint64_t off = a - base;
-    std::string out = o->name;
-    if (o->rank > 0 && o->element_size > 0) {
-      uint64_t index = off / o->element_size;
-      off %= o->element_size;
-      std::vector<uint64_t> idx(o->rank);
-      for (uint32_t d = o->rank; d-- > 0;) {
-        idx[d] = o->dims[d] ? index % o->dims[d] : index;
-        index = o->dims[d] ? index / o->dims[d] : 0;
-      }
-      for (uint64_t i : idx) out += "[" + std::to_string(i) + "]";
-    }
-    if (off) out += "+" + std::to_string(off);
-    return out;
-  }
+  if (o && a >= base && a < base + o->size) return symbols::element(o->name, *o, a - base);
   if (symbols::known(a)) return symbols::variable(a);
   uintptr_t block, caller;
   size_t size;
   if (heap::block_of(a, &block, &size, &caller))
     return "offset " + std::to_string(a - block) + " of mw_malloc(" + std::to_string(size) +
-           ") from " + symbols::code(caller);
+           ") (called from " + symbols::call_site(caller) + ")";
   char buf[64];
   std::snprintf(buf, sizeof buf, "%#" PRIxPTR " (heap memory allocated by another rank)", a);
   return buf;
@@ -155,7 +140,7 @@ std::string held_locks() {
   std::string bound = "mw_bind";
   auto it = g_bind_sites.upper_bound(a);
   if (it != g_bind_sites.begin() && (--it, a < it->second.end && it->second.object == g.object))
-    bound += " at " + symbols::code(it->second.caller);
+    bound += " called from " + symbols::call_site(it->second.caller);
   else
     bound += " on another rank";  // bindings that came with the lock
   std::fprintf(stderr,
@@ -166,7 +151,8 @@ std::string held_locks() {
                what(kind), g_rank, store ? "store" : "load", size, store ? "to" : "from",
                datum(a, site).c_str(), where.c_str(),
                protocol::lock_name(reinterpret_cast<void *>(g.object)).c_str(),
-               datum(g.begin, site).c_str(), static_cast<size_t>(g.end - g.begin), bound.c_str(),
+               (symbols::known(g.begin) ? symbols::range(g.begin, g.end - g.begin) : datum(g.begin, site)).c_str(),
+               static_cast<size_t>(g.end - g.begin), bound.c_str(),
                g_rank, held_locks().c_str());
   std::fflush(stderr);
   if (g_abort) {
@@ -191,7 +177,7 @@ void on_double_write(const protocol::DoubleWrite &w) {
                "midway: check: two ranks wrote the same bytes of barrier-bound data in one phase (rank %d)\n"
                "    ranks %d and %d both wrote %s [%zu bytes] before crossing %llu of barrier %s\n"
                "    the barrier keeps one rank's bytes; let one rank write each byte per phase\n",
-               g_rank, w.first, w.second, protocol::data_name(w.addr).c_str(), w.len,
+               g_rank, w.first, w.second, protocol::data_name(w.addr, w.len).c_str(), w.len,
                static_cast<unsigned long long>(w.crossing),
                protocol::barrier_name(reinterpret_cast<void *>(w.barrier)).c_str());
   std::fflush(stderr);

@@ -536,12 +536,12 @@ void bind(mw_barrier_t *b, const void *addr, size_t len) {
   Barrier *k = record_of(b);
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   if (const Guard other = locks::guard_of(a, a + len); other.object)
-    overlap_error("mw_barrier_bind", "barrier", protocol::barrier_name(b), a, len, protocol::data_name(a),
+    overlap_error("mw_barrier_bind", "barrier", protocol::barrier_name(b), a, len, protocol::data_name(a, len),
                   "lock",
                   protocol::lock_name(reinterpret_cast<void *>(other.object)), other.range);
   std::lock_guard<std::mutex> g(protocol::mu());
   if (const Guard other = guard_in(a, a + len, k->addr); other.object)
-    overlap_error("mw_barrier_bind", "barrier", protocol::barrier_name(b), a, len, protocol::data_name(a),
+    overlap_error("mw_barrier_bind", "barrier", protocol::barrier_name(b), a, len, protocol::data_name(a, len),
                   "barrier",
                   protocol::barrier_name(reinterpret_cast<void *>(other.object)), other.range);
   k->bindings.add(a, len);

@@ -231,7 +231,7 @@ uint64_t digest(const Bindings &b) {
 }
 
 std::string describe(const Range &r) {
-  return protocol::data_name(r.addr) + " [" + std::to_string(r.len) + " bytes]";
+  return protocol::data_name(r.addr, r.len) + " [" + std::to_string(r.len) + " bytes]";
 }
 
 // Called with the owner's ranges in k.theirs: stops naming the first difference.
@@ -679,12 +679,12 @@ void bind(mw_lock_t *l, const void *addr, size_t len) {
   // locks, would each ship it at their own time, and the later would overwrite the
   // earlier's newer data.
   if (const Guard other = barriers::guard_of(a, a + len); other.object)
-    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a),
+    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a, len),
                   "barrier",
                   protocol::barrier_name(reinterpret_cast<void *>(other.object)), other.range);
   std::lock_guard<std::mutex> g(protocol::mu());
   if (const Guard other = guard_in(a, a + len, k->addr); other.object)
-    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a),
+    overlap_error("mw_bind", "lock", protocol::lock_name(l), a, len, protocol::data_name(a, len),
                   "lock",
                   protocol::lock_name(reinterpret_cast<void *>(other.object)), other.range);
   k->bindings.add(a, len);

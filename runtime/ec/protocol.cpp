@@ -56,7 +56,7 @@ void observe(uint64_t remote_clock) {
 
 std::string lock_name(const void *lock) { return symbols::variable(lock, sizeof(mw_lock_t)); }
 std::string barrier_name(const void *barrier) { return symbols::variable(barrier, sizeof(mw_barrier_t)); }
-std::string data_name(uintptr_t addr) { return symbols::variable(addr); }
+std::string data_name(uintptr_t addr, size_t len) { return symbols::range(addr, len); }
 
 void bindings_changed() { g_bind_generation.fetch_add(1, std::memory_order_release); }
 uint64_t bindings_generation() { return g_bind_generation.load(std::memory_order_acquire); }
@@ -74,7 +74,7 @@ void double_write(const DoubleWrite &w) {
        "ranks %d and %d both wrote %s [%zu bytes], bound to barrier %s, in one phase (crossing "
        "%llu): the barrier keeps one rank's bytes; let one rank write each byte per phase "
        "(reported once per barrier; mwcc -fmidway-check reports each)",
-       w.first, w.second, data_name(w.addr).c_str(), w.len,
+       w.first, w.second, data_name(w.addr, w.len).c_str(), w.len,
        barrier_name(reinterpret_cast<void *>(w.barrier)).c_str(),
        static_cast<unsigned long long>(w.crossing));
 }
@@ -113,7 +113,7 @@ void check_range(const char *call, const char *what, const void *object, const v
     fatal(call,
           "%s [%p, %p) is not in shared memory, so it cannot be bound to %s %s: bind MW_SHARED "
           "data or memory from mw_malloc",
-          data_name(reinterpret_cast<uintptr_t>(addr)).c_str(), addr,
+          data_name(reinterpret_cast<uintptr_t>(addr), len).c_str(), addr,
           static_cast<const char *>(addr) + len, what, name.c_str());
 }
 

@@ -60,7 +60,7 @@ void check_object(const char *call, const char *what, const void *object, size_t
 // executable's symbol table (`lock_A[3]`, `done`), else by address (memory/symbols).
 std::string lock_name(const void *lock);
 std::string barrier_name(const void *barrier);
-std::string data_name(uintptr_t addr);
+std::string data_name(uintptr_t addr, size_t len = 0);
 
 // Counts changes of any binding on this rank (mw_bind, mw_unbind, mw_barrier_bind,
 // bindings that came with a lock), so that a reader of the bindings (the checker,

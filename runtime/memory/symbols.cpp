@@ -1,6 +1,7 @@
 #include "memory/symbols.hpp"
 
 #include <elf.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "memory/image.hpp"
+#include "midway.h"
 
 namespace mw::symbols {
 namespace {
@@ -22,15 +24,19 @@ struct Symbol {
 
 struct Table {
   std::vector<Symbol> objects, functions;  // sorted by address
+  std::vector<mw_object> shapes;           // sorted by base, one per variable
 };
+
+std::string g_exe = "/proc/self/exe";
 
 const Table &table() {
   static Table *t = nullptr;
   static std::once_flag once;
   std::call_once(once, [] {
     t = new Table;  // never destroyed: errors may come from the service thread at exit
-    auto syms = image::read_section("/proc/self/exe", ".symtab", true);
-    auto strs = image::read_section("/proc/self/exe", ".strtab", true);
+    const char *exe = g_exe.c_str();
+    auto syms = image::read_section(exe, ".symtab", true);
+    auto strs = image::read_section(exe, ".strtab", true);
     if (!syms || !strs) return;
     const size_t n = syms->contents.size() / sizeof(Elf64_Sym);
     for (size_t i = 0; i < n; i++) {
@@ -44,6 +50,22 @@ const Table &table() {
     }
     for (auto *v : {&t->objects, &t->functions})
       std::sort(v->begin(), v->end(), [](const Symbol &a, const Symbol &b) { return a.addr < b.addr; });
+    // The descriptors as linked (the executable is position-dependent: their addresses
+    // are final in the file). Only the shape is used; names come from .symtab, which
+    // any reader of the file (mwrun too) has, where the descriptor's name is a pointer.
+    if (auto objs = image::read_section(exe, MW_OBJECTS_SECTION, true)) {
+      const size_t m = objs->contents.size() / sizeof(mw_object);
+      for (size_t i = 0; i < m; i++) {
+        mw_object o;
+        std::memcpy(&o, objs->contents.data() + i * sizeof o, sizeof o);
+        if (o.base && o.size && o.rank <= MW_OBJECT_MAX_DIMS) t->shapes.push_back(o);
+      }
+      std::sort(t->shapes.begin(), t->shapes.end(),
+                [](const mw_object &a, const mw_object &b) { return a.base < b.base; });
+      t->shapes.erase(std::unique(t->shapes.begin(), t->shapes.end(),
+                                  [](const mw_object &a, const mw_object &b) { return a.base == b.base; }),
+                      t->shapes.end());
+    }
   });
   return *t;
 }
@@ -59,6 +81,13 @@ const Symbol *find(const std::vector<Symbol> &v, uintptr_t a) {
   return nullptr;
 }
 
+const mw_object *shape_at(uintptr_t base) {
+  const auto &v = table().shapes;
+  auto it = std::lower_bound(v.begin(), v.end(), base,
+                             [](const mw_object &o, uintptr_t x) { return reinterpret_cast<uintptr_t>(o.base) < x; });
+  return it != v.end() && reinterpret_cast<uintptr_t>(it->base) == base ? &*it : nullptr;
+}
+
 std::string hex(uintptr_t a) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%#" PRIxPTR, a);
@@ -67,18 +96,44 @@ std::string hex(uintptr_t a) {
 
 }  // namespace
 
+void set_executable(const std::string &path) { g_exe = path; }
+
+std::string element(const std::string &name, const mw_object &o, uint64_t off) {
+  std::string out = name;
+  if (o.rank > 0 && o.element_size > 0 && off < o.size) {
+    uint64_t index = off / o.element_size;
+    off %= o.element_size;
+    std::vector<uint64_t> idx(o.rank);
+    for (uint32_t d = o.rank; d-- > 0;) {
+      idx[d] = o.dims[d] ? index % o.dims[d] : index;
+      index = o.dims[d] ? index / o.dims[d] : 0;
+    }
+    for (uint64_t i : idx) out += "[" + std::to_string(i) + "]";
+  }
+  if (off) out += "+" + std::to_string(off);
+  return out;
+}
+
 std::string variable(uintptr_t addr, size_t element_size) {
   const Symbol *s = find(table().objects, addr);
   if (!s) return hex(addr);
   const size_t off = addr - s->addr;
-  char buf[64];
+  if (const mw_object *o = shape_at(s->addr)) return element(s->name, *o, off);
   if (element_size && s->size > element_size) {
-    std::snprintf(buf, sizeof buf, "[%zu]", off / element_size);
-    std::string out = s->name + buf;
+    std::string out = s->name + "[" + std::to_string(off / element_size) + "]";
     if (off % element_size) out += "+" + std::to_string(off % element_size);
     return out;
   }
   return off ? s->name + "+" + std::to_string(off) : s->name;
+}
+
+std::string range(uintptr_t addr, size_t len) {
+  const Symbol *s = find(table().objects, addr);
+  if (s && s->addr == addr) {
+    const mw_object *o = shape_at(addr);
+    if (!o || o->rank == 0 || len > o->element_size) return s->name;
+  }
+  return variable(addr);
 }
 
 std::string code(uintptr_t pc) {
@@ -89,6 +144,38 @@ std::string code(uintptr_t pc) {
   return s->name + buf;
 }
 
+std::string call_line(uintptr_t pc) {
+  // The file itself: /proc/self/exe would name addr2line's own.
+  std::string exe = g_exe;
+  if (exe == "/proc/self/exe") {
+    char path[4096];
+    const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) return "";
+    exe.assign(path, static_cast<size_t>(n));
+  }
+  if (pc == 0 || exe.find('\'') != std::string::npos) return "";
+  // pc - 1: a byte of the call instruction, whose line is the call's (the return
+  // address may start the next line's code).
+  char cmd[64 + 4096];
+  std::snprintf(cmd, sizeof cmd, "addr2line -e '%s' %#" PRIxPTR " 2>/dev/null", exe.c_str(), pc - 1);
+  std::string line;
+  if (FILE *f = popen(cmd, "r")) {
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) line.append(buf, n);
+    pclose(f);
+  }
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  if (line.empty() || line.find("??") != std::string::npos || line.find('\n') != std::string::npos) return "";
+  return line.substr(0, line.find(" (discriminator"));
+}
+
+std::string call_site(uintptr_t pc) {
+  std::string line = call_line(pc);
+  return line.empty() ? code(pc) : code(pc) + " at " + line;
+}
+
 bool known(uintptr_t addr) { return find(table().objects, addr) != nullptr; }
+bool known_code(uintptr_t pc) { return find(table().functions, pc) != nullptr; }
 
 }  // namespace mw::symbols

@@ -1,27 +1,53 @@
-// Names for addresses: the executable's symbol table, so that an error says `lock_A[3]`
+// Names for addresses: the executable's symbol table, so that an error says `locks[1]`
 // or `done` where it would otherwise say 0x40000010. Read once, at the first question
-// (an error path, or the checker's first report), from the executable's .symtab; a
-// stripped executable has none, and its addresses are printed as they are.
+// (an error path, the checker's first report, mwrun's table of waits), from the
+// executable's .symtab, and the shape of each shared global from the descriptors the
+// pass records in section MW_OBJECTS_SECTION (midway.h: struct mw_object), which turn
+// `cells+12` into `cells[3]`. A stripped executable has no .symtab, and its addresses
+// are printed as they are. mwrun compiles this module too, for another process's
+// executable (set_executable).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+struct mw_object;
+
 namespace mw::symbols {
 
+// The executable to read, before the first question: /proc/self/exe unless set.
+void set_executable(const std::string &path);
+
 // The variable at `addr`, as the source would write it: `done`; an element of an array
-// of objects `element_size` bytes long as `lock_A[3]` (element_size 0: an offset,
-// `A+12`); the address in hex when no variable holds it.
+// as `locks[1]` or `A[2][5]`; a byte inside an element or a struct after a `+`
+// (`parts[3]+8`); the address in hex when no variable holds it. `element_size` is the
+// size of the object at `addr` (a lock's, a barrier's): a variable the pass did not
+// describe (compiled without it) is taken as an array of such objects.
 std::string variable(uintptr_t addr, size_t element_size = 0);
 inline std::string variable(const void *p, size_t element_size = 0) {
   return variable(reinterpret_cast<uintptr_t>(p), element_size);
 }
 
+// A range [addr, addr + len) of data, by its first byte as variable() names it, except
+// that a range from a variable's start longer than one element is named by the
+// variable alone (`sums` for a binding of 32 bytes of it, `cells[0]` for 4 bytes).
+std::string range(uintptr_t addr, size_t len);
+
+// Byte `offset` of the variable `name` that descriptor `o` describes, as above.
+std::string element(const std::string &name, const mw_object &o, uint64_t offset);
+
 // The function holding code address `pc`, as `main+0x4c`, or the address in hex.
 std::string code(uintptr_t pc);
+// The source line of the call that returns to `pc` (a return address), as
+// `prog.c:12`, from the executable's line tables (addr2line, binutils; mwcc builds
+// have them), or "" when there is none. Runs a process: for error paths only.
+std::string call_line(uintptr_t pc);
+// Where the call returning to `pc` was made: `main+0x4c at prog.c:12`, or code(pc).
+std::string call_site(uintptr_t pc);
 
-// Whether a variable of the executable holds `addr`.
+// Whether a variable, or a function, of the executable holds `addr`.
 bool known(uintptr_t addr);
+bool known_code(uintptr_t pc);
 
 }  // namespace mw::symbols

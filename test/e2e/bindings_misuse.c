@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!strcmp(what, "missing")) {
-    // MISSING: midway: mw_acquire: lock sum_lock: the ranks made different start-up bindings {{.*}}: rank 0 bound sums+48 [16 bytes], which this rank did not (rank 1)
+    // MISSING: midway: mw_acquire: lock sum_lock: the ranks made different start-up bindings {{.*}}: rank 0 bound sums[12] [16 bytes], which this rank did not (rank 1)
     mw_bind(&sum_lock, sums, 8 * sizeof(int));
     if (me == 0) mw_bind(&sum_lock, &sums[12], 4 * sizeof(int));
     mw_barrier(&step);
@@ -49,7 +49,7 @@ int main(int argc, char **argv) {
     }
   }
   if (!strcmp(what, "two-locks")) {
-    // TWO-LOCKS: midway: mw_bind: sums+16 ([0x{{[0-9a-f]+}}, +16)) cannot be bound to lock other_lock: its bytes [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) are bound to lock sum_lock (bound as [0x{{[0-9a-f]+}}, +32)); a byte of shared data has at most one guard (unbind it from sum_lock first, or bind only the rest) (rank 0)
+    // TWO-LOCKS: midway: mw_bind: sums[4] ([0x{{[0-9a-f]+}}, +16)) cannot be bound to lock other_lock: its bytes [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) are bound to lock sum_lock (bound as [0x{{[0-9a-f]+}}, +32)); a byte of shared data has at most one guard (unbind it from sum_lock first, or bind only the rest) (rank 0)
     mw_bind(&sum_lock, sums, 8 * sizeof(int));
     mw_bind(&other_lock, &sums[4], 4 * sizeof(int));
   }
@@ -59,7 +59,7 @@ int main(int argc, char **argv) {
     mw_barrier_bind(&step, sums, sizeof sums);
   }
   if (!strcmp(what, "barrier-lock")) {
-    // BARRIER-LOCK: midway: mw_bind: sums+60 ([0x{{[0-9a-f]+}}, +4)) cannot be bound to lock sum_lock: its bytes {{.*}} are bound to barrier step
+    // BARRIER-LOCK: midway: mw_bind: sums[15] ([0x{{[0-9a-f]+}}, +4)) cannot be bound to lock sum_lock: its bytes {{.*}} are bound to barrier step
     mw_barrier_bind(&step, sums, sizeof sums);
     mw_bind(&sum_lock, &sums[15], sizeof(int));
   }

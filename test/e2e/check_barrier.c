@@ -12,9 +12,9 @@
 // RUN: %mwrun -n 2 %t same 2>&1 | FileCheck %s --check-prefix=DEFAULT
 // RUN: %mwrun -n 4 %t apart 2>&1 | FileCheck %s --check-prefix=APART --allow-empty
 // CHECK-BUILD: midway: check: two ranks wrote the same bytes of barrier-bound data in one phase (rank 0)
-// CHECK-BUILD-NEXT: ranks 0 and 1 both wrote cells+12 [4 bytes] before crossing 2 of barrier phase
+// CHECK-BUILD-NEXT: ranks 0 and 1 both wrote cells[3] [4 bytes] before crossing 2 of barrier phase
 // CHECK-BUILD: midway: check: 1 report: exiting with status 66 (rank 0)
-// DEFAULT: midway: warning: mw_barrier: ranks 0 and 1 both wrote cells+12 [4 bytes], bound to barrier phase, in one phase (crossing 2)
+// DEFAULT: midway: warning: mw_barrier: ranks 0 and 1 both wrote cells[3] [4 bytes], bound to barrier phase, in one phase (crossing 2)
 // DEFAULT-NOT: warning
 // APART-NOT: midway:
 #include <midway.h>

@@ -12,8 +12,8 @@
 // BARRIERS-DAG: rank 0: rank 1 will not arrive
 // BARRIERS-DAG: rank 1: rank 0 will not arrive
 // BARRIERS: what each rank waits for:
-// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+56]]
-// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+{{[0-9]+}} at {{.*}}hangs.c:[[@LINE+57]]
+// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+56]]
+// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+57]]
 // BARRIERS: stopping the job
 //
 // A lock cycle: rank r holds lock r and asks for the other.
@@ -21,8 +21,8 @@
 // CYCLE: mwrun: deadlock:
 // CYCLE-DAG: rank 0: held by rank 1
 // CYCLE-DAG: rank 1: held by rank 0
-// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks+16 ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+54]] (0x{{[0-9a-f]+}}), holding lock locks (0x{{[0-9a-f]+}})
-// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+55]] (0x{{[0-9a-f]+}}), holding lock locks+16 (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+54]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+55]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
 //
 // A program that waits long but makes progress is not a deadlock: rank 1 computes for
 // 3 s while rank 0 waits at the barrier.
