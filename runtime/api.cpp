@@ -225,6 +225,7 @@ MW_EXPORT void mw_fork_serve(void) {
     return;
   }
   while (mw::fork::Function fn = mw::fork::next()) {
+    mw::check::synced_unseen();
     fn();
     mw::fork::done();
   }
@@ -241,6 +242,7 @@ MW_EXPORT void mw_fork(void (*fn)(void)) {
 MW_EXPORT void mw_join(void) {
   require_creator("mw_join");
   mw::fork::join();
+  mw::check::synced_unseen();
 }
 
 // ---- Semaphores and condition variables ----
@@ -255,12 +257,14 @@ MW_EXPORT void mw_sem_wait(mw_sem_t *s) {
   require_running("mw_sem_wait");
   mw::protocol::check_object("mw_sem_wait", "semaphore", s, sizeof *s);
   mw::semaphores::wait(s);
+  mw::check::synced_unseen();  // semaphores carry no clock: the checker cannot order across them
 }
 
 MW_EXPORT void mw_cond_wait(mw_cond_t *c, mw_lock_t *l) {
   require_running("mw_cond_wait");
   mw::protocol::check_object("mw_cond_wait", "condition", c, sizeof *c);
   mw::semaphores::cond_wait(c, l);
+  mw::check::synced_unseen();
 }
 
 MW_EXPORT void mw_cond_signal(mw_cond_t *c) {
@@ -348,6 +352,7 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
   require_running("mw_acquire");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::locks::acquire(l, mode);
+  mw::check::acquired();
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
@@ -369,6 +374,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();
   mw::barriers::cross(b, false);
+  mw::check::crossed();
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
   require_running("mw_barrier_bind");
@@ -380,6 +386,7 @@ MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();
   mw::barriers::cross(b, true);
+  mw::check::synced_unseen();  // a final crossing waits for nobody
 }
 
 // ---- Release and processor consistency ----

@@ -28,9 +28,6 @@
 namespace mw::check {
 namespace {
 
-// A checked rank that reported anything exits with this status (ThreadSanitizer's).
-constexpr int kExitStatus = 66;
-
 std::atomic<bool> g_on{false};
 bool g_abort = false;
 
@@ -194,7 +191,7 @@ void at_exit() {
     std::lock_guard<std::mutex> lk(g_mu);
     n = g_reports;
   }
-  n += g_double_reports.load(std::memory_order_relaxed);
+  n += g_double_reports.load(std::memory_order_relaxed) + races_reported();
   if (n == 0) return;
   std::fflush(nullptr);
   std::fprintf(stderr, "midway: check: %d report%s: exiting with status %d (rank %d)\n", n,
@@ -228,11 +225,14 @@ void start() {
   std::call_once(once, [] { std::atexit(at_exit); });
   // A check build (its sites are linked in) reports double writes at barriers as
   // violations; other builds warn about them (ec/protocol.cpp).
-  if (image::read_section("/proc/self/exe", MW_SITES_SECTION, false))
-    protocol::set_double_write_hook(on_double_write);
+  const bool check_build = image::read_section("/proc/self/exe", MW_SITES_SECTION, false).has_value();
+  if (check_build) protocol::set_double_write_hook(on_double_write);
+  start_races(check_build);
   // Lock rules are entry consistency's: under rc and pc a lock only orders.
   g_on.store(protocol::model() == protocol::Model::kEntry, std::memory_order_release);
 }
+
+bool abort_on_report() { return g_abort; }
 
 void stop() { g_on.store(false, std::memory_order_release); }
 

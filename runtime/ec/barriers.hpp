@@ -29,6 +29,9 @@ namespace mw::barriers {
 void init();  // registers the message handlers (before transport::connect)
 
 void cross(mw_barrier_t *b, bool final);
+// The Lamport clock of the release of this rank's last crossing: the same on every rank,
+// which the checker's race test orders writes by (check/checker.hpp, "Data races").
+uint64_t crossed_clock();
 void bind(mw_barrier_t *b, const void *addr, size_t len);
 
 // The bytes of [a, b) bound to a barrier on this rank (mw_discard keeps them: a barrier

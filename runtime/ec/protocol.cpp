@@ -50,6 +50,7 @@ int rank() { return g_rank; }
 int nprocs() { return g_nprocs; }
 
 uint64_t tick() { return ++g_clock; }
+uint64_t clock() { return g_clock; }
 void observe(uint64_t remote_clock) {
   if (remote_clock > g_clock) g_clock = remote_clock;
 }

@@ -49,6 +49,7 @@ unsigned pc_interval_us();
 // one, and raised to the clock of each message received.
 uint64_t tick();
 void observe(uint64_t remote_clock);
+uint64_t clock();  // its value now, under mu()
 
 // Stops with "call: <what> <addr> is not in shared memory ..." unless the object lies
 // in static shared data or in the heap. It only checks: the runtime never touches a

@@ -175,6 +175,11 @@ std::string call_site(uintptr_t pc) {
   return line.empty() ? code(pc) : code(pc) + " at " + line;
 }
 
+uintptr_t base_of(uintptr_t addr) {
+  const Symbol *s = find(table().objects, addr);
+  return s ? s->addr : 0;
+}
+
 bool known(uintptr_t addr) { return find(table().objects, addr) != nullptr; }
 bool known_code(uintptr_t pc) { return find(table().functions, pc) != nullptr; }
 

@@ -46,6 +46,9 @@ std::string call_line(uintptr_t pc);
 // Where the call returning to `pc` was made: `main+0x4c at prog.c:12`, or code(pc).
 std::string call_site(uintptr_t pc);
 
+// The start of the variable that holds `addr`, or 0.
+uintptr_t base_of(uintptr_t addr);
+
 // Whether a variable, or a function, of the executable holds `addr`.
 bool known(uintptr_t addr);
 bool known_code(uintptr_t pc);
