@@ -167,7 +167,12 @@ std::string call_line(uintptr_t pc) {
   }
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
   if (line.empty() || line.find("??") != std::string::npos || line.find('\n') != std::string::npos) return "";
-  return line.substr(0, line.find(" (discriminator"));
+  line = line.substr(0, line.find(" (discriminator"));
+  // Relative to the working directory, as the compiler was usually given the file.
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) && line.compare(0, std::strlen(cwd), cwd) == 0 && line[std::strlen(cwd)] == '/')
+    line.erase(0, std::strlen(cwd) + 1);
+  return line;
 }
 
 std::string call_site(uintptr_t pc) {
