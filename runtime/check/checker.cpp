@@ -228,6 +228,7 @@ void start() {
   const bool check_build = image::read_section("/proc/self/exe", MW_SITES_SECTION, false).has_value();
   if (check_build) protocol::set_double_write_hook(on_double_write);
   start_races(check_build);
+  protocol::set_race_hooks({race_clock, merged});
   // Lock rules are entry consistency's: under rc and pc a lock only orders.
   g_on.store(protocol::model() == protocol::Model::kEntry, std::memory_order_release);
 }

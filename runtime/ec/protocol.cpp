@@ -66,6 +66,15 @@ namespace {
 void (*g_double_write_hook)(const DoubleWrite &) = nullptr;
 }  // namespace
 void set_double_write_hook(void (*hook)(const DoubleWrite &)) { g_double_write_hook = hook; }
+
+namespace {
+RaceHooks g_race_hooks{};
+}  // namespace
+void set_race_hooks(const RaceHooks &hooks) { g_race_hooks = hooks; }
+uint64_t race_clock(bool ordered) { return g_race_hooks.clock ? g_race_hooks.clock(ordered) : 0; }
+void race_merged(int writer, uint64_t clock, uintptr_t addr, size_t len) {
+  if (g_race_hooks.merged) g_race_hooks.merged(writer, clock, addr, len);
+}
 void double_write(const DoubleWrite &w) {
   if (g_double_write_hook) return g_double_write_hook(w);
   static std::vector<uintptr_t> &warned = *new std::vector<uintptr_t>;  // under mu()

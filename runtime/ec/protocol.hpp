@@ -83,6 +83,18 @@ struct DoubleWrite {
 void set_double_write_hook(void (*hook)(const DoubleWrite &));
 void double_write(const DoubleWrite &w);
 
+// Data races on release-consistent data are found where the page's home merges updates
+// (check/races.cpp, a check build). The page layer (rc/) asks what its updates carry and
+// tells what lands at the home through these; the checker sets them. Unset: clock 0
+// (nothing checked) and merges go unheard.
+struct RaceHooks {
+  uint64_t (*clock)(bool ordered);
+  void (*merged)(int writer, uint64_t clock, uintptr_t addr, size_t len);
+};
+void set_race_hooks(const RaceHooks &hooks);
+uint64_t race_clock(bool ordered);
+void race_merged(int writer, uint64_t clock, uintptr_t addr, size_t len);
+
 // The pages of data bound to nothing are the page layer's (rc/copysets), above this one;
 // what it must hear of entry-consistent data it hears through these, which it sets when
 // it takes the pages over (copysets::init, in a job of more than one rank). Unset (a

@@ -9,7 +9,6 @@
 #include <thread>
 #include <vector>
 
-#include "check/checker.hpp"
 #include "rc/copysets.hpp"
 #include "memory/dirty.hpp"
 #include "ec/protocol.hpp"
@@ -92,11 +91,11 @@ int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_a
   }
   // A check build: the writes go with this rank's synchronization clock, and the home's
   // own are merged here (check/races.cpp: data races). The flusher's are not checked.
-  const uint64_t race_clock = check::race_clock(!copy);
+  const uint64_t race_clock = protocol::race_clock(!copy);
   if (race_clock)
     for (size_t i = 0; i < pages.size(); ++i)
       for (size_t k = first[i]; k < first[i + 1] && copysets::home_of(pages[i].page) == me; ++k)
-        check::merged(me, race_clock, runs[k].addr, runs[k].len);
+        protocol::race_merged(me, race_clock, runs[k].addr, runs[k].len);
   UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
   int sent = 0;
   for (int m = 0; m < np; ++m) {
@@ -124,7 +123,7 @@ void apply(const Header &h, Bytes payload, bool last) {
       protocol::malformed(h, "a run outside the shared window, or across pages");
     pieces.push_back({static_cast<uintptr_t>(d.addr), data, static_cast<size_t>(d.len)});
     if (h.clock && copysets::home_of(d.addr) == protocol::rank())  // a check build: races
-      check::merged(h.sender, h.clock, d.addr, d.len);
+      protocol::race_merged(h.sender, h.clock, d.addr, d.len);
     data += d.len;
   }
   copysets::apply_update(h.sender, pieces, last);
