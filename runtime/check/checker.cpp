@@ -1,5 +1,7 @@
 #include "check/checker.hpp"
 
+#include "check/advisor.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -260,9 +262,11 @@ void note_binding(const void *object, const void *addr, size_t len, const void *
 
 extern "C" __attribute__((visibility("default"))) void __mw_check_load(const void *addr, size_t size,
                                                                        const mw_site *site) {
+  mw::advise::note(addr, size, site, false);
   mw::check::check(reinterpret_cast<uintptr_t>(addr), size, site, false);
 }
 extern "C" __attribute__((visibility("default"))) void __mw_check_store(const void *addr, size_t size,
                                                                         const mw_site *site) {
+  mw::advise::note(addr, size, site, true);
   mw::check::check(reinterpret_cast<uintptr_t>(addr), size, site, true);
 }
