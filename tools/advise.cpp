@@ -388,6 +388,13 @@ bool report(const std::string &job_dir, int nprocs, const std::optional<std::str
       }
     }
     if (seen.empty()) continue;
+    // The rest of a line a variable ends in (or begins in) is padding, not data.
+    if (!object_of(rec, x)) {
+      const uint64_t lo = x / kLine * kLine, hi = (y + kLine - 1) / kLine * kLine;
+      auto it = std::lower_bound(rec.objects.begin(), rec.objects.end(), lo,
+                                 [](const Object &o, uint64_t a) { return o.base + o.size <= a; });
+      if (it != rec.objects.end() && it->base < hi) continue;
+    }
     Advice a = classify(rec, seen);
     if (a.kind == Kind::kPrivate) a.writers = {seen[0].rank}, a.readers.clear();
     a.begin = x, a.end = y;
