@@ -190,6 +190,12 @@ std::string lock_conflict(const Record &rec, const std::vector<Seen> &seen) {
   return "";
 }
 
+// Phase k: the time between barrier crossings k and k + 1 (of any barrier).
+std::string phase(uint32_t k) {
+  if (k == 0) return "before the first barrier crossing";
+  return "between barrier crossings " + std::to_string(k) + " and " + std::to_string(k + 1);
+}
+
 Advice classify(const Record &rec, const std::vector<Seen> &seen) {
   Advice a;
   std::set<int> accessed;
@@ -234,9 +240,8 @@ Advice classify(const Record &rec, const std::vector<Seen> &seen) {
         for (const Phases &q : y.run->stores)
           if (p.first <= q.last && q.first <= p.last && barrier_why.empty())
             barrier_why = "ranks " + std::to_string(x.rank) + " and " + std::to_string(y.rank) +
-                          " both store to it between the same two barriers (phase " +
-                          std::to_string(std::max(p.first, q.first)) + "), at " + x.run->first_store +
-                          " and " + y.run->first_store;
+                          " both store to it " + phase(std::max(p.first, q.first)) + ", at " +
+                          x.run->first_store + " and " + y.run->first_store;
     }
   std::optional<std::set<uint64_t>> cand;  // nullopt: nothing constrains the barrier
   auto meet = [&](const std::set<uint64_t> &c, const Seen &w, const Seen &r) {

@@ -51,8 +51,13 @@ constexpr size_t kLinesPerPage = kPage / kLine;
 // it is a pair of atomic operations per access).
 std::mutex g_mu;
 std::unordered_map<uintptr_t, std::unique_ptr<Line[]>> g_pages;  // by page number
-uintptr_t g_last_page = ~uintptr_t{0};
-Line *g_last_lines = nullptr;
+// The pages used last, direct-mapped by page number: a stencil's loop moves between a
+// few rows (pages) at every access, and should not pay a hash lookup for each.
+struct Cached {
+  uintptr_t page = ~uintptr_t{0};
+  Line *lines = nullptr;
+};
+Cached g_cache[16];
 
 // Locksets, interned (Eraser): an id per distinct sorted set of lock addresses, and the
 // intersections met so far, so that an access compares ids.
@@ -95,13 +100,13 @@ void held_changed() {
 
 Line &line_at(uintptr_t line) {
   const uintptr_t page = line / kLinesPerPage;
-  if (page != g_last_page) {
+  Cached &c = g_cache[page % std::size(g_cache)];
+  if (c.page != page) {
     std::unique_ptr<Line[]> &lines = g_pages[page];
     if (!lines) lines = std::make_unique<Line[]>(kLinesPerPage);
-    g_last_page = page;
-    g_last_lines = lines.get();
+    c = {page, lines.get()};
   }
-  return g_last_lines[line % kLinesPerPage];
+  return c.lines[line % kLinesPerPage];
 }
 
 void add_phase(std::vector<Phases> &v) {

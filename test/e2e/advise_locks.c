@@ -20,8 +20,8 @@
 // CHECK-DAG: mw_barrier_bind(&ready, &table[0], 64 * sizeof table[0]);  // stored by rank 0, loaded by ranks 1, 2 after it
 // CHECK: no consistent lock:
 // CHECK-NEXT: &racy, sizeof racy:
-// CHECK-NEXT: no lock is held at every access: holding a_lock at {{.*}}advise_locks.c:[[#@LINE+53]]:{{.*}} (rank {{[0-9]}}), b_lock at {{.*}}advise_locks.c:[[#@LINE+57]]:{{.*}} (rank {{[0-9]}})
-// CHECK-NEXT: no barrier: ranks {{[0-9]}} and {{[0-9]}} both store to it between the same two barriers
+// CHECK-NEXT: no lock is held at every access: holding a_lock at {{.*}}advise_locks.c:[[#@LINE+58]]:{{.*}} (rank {{[0-9]}}), b_lock at {{.*}}advise_locks.c:[[#@LINE+62]]:{{.*}} (rank {{[0-9]}})
+// CHECK-NEXT: no barrier: ranks {{[0-9]}} and {{[0-9]}} both store to it between barrier crossings 1 and 2, at {{.*}}advise_locks.c:{{[0-9]+}}
 // CHECK-NEXT: &count, sizeof count:
 // CHECK-NEXT: no lock is held at every access: holding count_lock at {{.*}}advise_locks.c:[[#@LINE+66]]:{{.*}} (rank 0), then no lock at {{.*}}advise_locks.c:[[#@LINE+69]]:{{.*}} (rank 0)
 // CHECK-NEXT: no barrier: ranks
