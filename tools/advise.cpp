@@ -53,6 +53,7 @@ struct Object {
   std::string name;
   uint64_t base, size, element_size;
   std::vector<uint64_t> dims;
+  std::string from;  // a block of the shared heap: the mw_malloc call that made it
   uint64_t row() const { return dims.empty() ? size : size / dims[0]; }
 };
 
@@ -106,7 +107,12 @@ std::optional<Record> read(const std::string &dir, int nprocs) {
         crossings.insert(crossings.end(), c[1].get<size_t>(), c[0].get<uint64_t>());
       if (crossings.size() > rec.crossings.size()) rec.crossings = crossings;
       for (const Json &o : j.at("objects")) {
-        Object ob{o.at("name"), o.at("base"), o.at("size"), o.at("element_size"), o.at("dims")};
+        Object ob{o.at("name"), o.at("base"), o.at("size"), o.at("element_size"), o.at("dims"), ""};
+        objects.emplace(ob.base, ob);
+      }
+      for (const Json &b : j.at("blocks")) {
+        Object ob{"", b.at("base"), b.at("size"), 0, {}, b.at("from")};
+        ob.name = "mw_malloc(" + std::to_string(ob.size) + ") at " + ob.from;
         objects.emplace(ob.base, ob);
       }
       for (const Json &x : j.at("runs"))
@@ -307,9 +313,11 @@ const Object *object_of(const Record &rec, uint64_t a) {
 // `&A[3]`, `&A[3][17]`, `(char *)&A + 12`; and its length `4 * sizeof A[0]` or bytes.
 std::pair<std::string, std::string> spell(const Object &o, uint64_t begin, uint64_t end) {
   const uint64_t off = begin - o.base, len = end - begin;
+  const std::string plus = off ? " + " + std::to_string(off) : "";
+  if (!o.from.empty()) return {"(char *)P" + plus, std::to_string(len)};  // P: the block
   if (o.dims.empty()) {
     if (off == 0 && len == o.size) return {"&" + o.name, "sizeof " + o.name};
-    return {"(char *)&" + o.name + " + " + std::to_string(off), std::to_string(len)};
+    return {"(char *)&" + o.name + plus, std::to_string(len)};
   }
   // The coarsest dimension whose elements the range is made of.
   uint64_t elem = o.size;
@@ -330,7 +338,7 @@ std::pair<std::string, std::string> spell(const Object &o, uint64_t begin, uint6
       return {at, (n == 1 ? "" : std::to_string(n) + " * ") + "sizeof " + o.name + sub};
     }
   }
-  return {"(char *)&" + o.name + " + " + std::to_string(off), std::to_string(len)};
+  return {"(char *)&" + o.name + plus, std::to_string(len)};
 }
 
 std::string describe(const Record &rec, const Advice &a, const std::string &where) {
@@ -460,8 +468,9 @@ bool report(const std::string &job_dir, int nprocs, const std::optional<std::str
   for (size_t i = 0; i < out.size(); i++) {
     const Advice &a = out[i];
     if (a.begin >= a.end) continue;
-    const std::string text = describe(rec, a, out_where[i]), why = comment(rec, a);
     const Object *o = object_of(rec, a.begin);
+    const std::string text = describe(rec, a, out_where[i]),
+                      why = (o && !o->from.empty() ? "P = " + o->name + "; " : "") + comment(rec, a);
     Json j = {{"advice", a.kind == Kind::kLock      ? "mw_bind"
                          : a.kind == Kind::kBarrier ? "mw_barrier_bind"
                          : a.kind == Kind::kConflict ? "no consistent lock"
@@ -478,7 +487,7 @@ bool report(const std::string &job_dir, int nprocs, const std::optional<std::str
     if (a.kind == Kind::kLock || a.kind == Kind::kBarrier) {
       bindings += "  " + text + "  // " + why + "\n";
     } else if (a.kind == Kind::kConflict) {
-      conflicts += "  " + text + ":\n";
+      conflicts += "  " + text + ":" + (o && !o->from.empty() ? "  // P = " + o->name : "") + "\n";
       for (const std::string &w : a.why) conflicts += "      " + w + "\n";
     } else {
       notes += "  " + text + "  // " + why + "\n";

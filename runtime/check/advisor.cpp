@@ -17,7 +17,9 @@
 #include "core/error.hpp"
 #include "core/settings.hpp"
 #include "ec/protocol.hpp"
+#include "memory/heap.hpp"
 #include "memory/image.hpp"
+#include "memory/symbols.hpp"
 #include "midway.h"
 
 namespace mw::advise {
@@ -173,6 +175,8 @@ void write(const std::string &path) {
 
   std::set<const mw_site *> sites;
   std::set<uint32_t> sets;
+  Json blocks = Json::array();  // the mw_malloc blocks runs begin in, that this rank knows
+  std::set<uintptr_t> known_blocks;
   Json runs = Json::array();
   const Line *open = nullptr;
   uintptr_t open_begin = 0, open_end = 0;
@@ -181,6 +185,10 @@ void write(const std::string &path) {
     const Line &l = *open;
     for (const mw_site *s : {l.first, l.emptied, l.first_store, l.first_load}) sites.insert(s);
     sets.insert({l.locks, l.first_locks, l.emptied_locks});
+    uintptr_t block, caller;
+    size_t size;
+    if (heap::block_of(open_begin, &block, &size, &caller) && known_blocks.insert(block).second)
+      blocks.push_back({{"base", block}, {"size", size}, {"from", symbols::code(caller)}});
     runs.push_back({{"begin", open_begin},
                     {"end", open_end},
                     {"where", protocol::data_name(open_begin)},
@@ -237,7 +245,7 @@ void write(const std::string &path) {
 
   const Json doc = {{"rank", g_rank},    {"line", kLine},       {"crossings", crossings}, 
                     {"names", names},    {"locksets", locksets}, {"sites", site_text},
-                    {"objects", objects()}, {"runs", runs}};
+                    {"objects", objects()}, {"blocks", blocks}, {"runs", runs}};
   const std::string tmp = path + ".tmp";
   {
     std::ofstream f(tmp);

@@ -11,6 +11,7 @@
 // A program that is not a check build cannot be advised:
 // RUN: %mwcc -O1 %s -o %t.plain
 // RUN: not %mwrun -n 2 --advise %t.plain 2>&1 | FileCheck %s --check-prefix=PLAIN
+// RUN: not %mwrun -n 2 --advise= %t 2>&1 | FileCheck %s --check-prefix=EMPTY
 //
 // CHECK: mwrun: binding advice (--advise) from 3 ranks, 2 barrier crossings:
 // CHECK-NEXT: bind:
@@ -18,12 +19,14 @@
 // CHECK-DAG: mw_bind(&slot_lock[1], &slots[16], 16 * sizeof slots[0]);  // held at every access
 // CHECK-DAG: mw_bind(&slot_lock[2], &slots[32], 16 * sizeof slots[0]);  // held at every access
 // CHECK-DAG: mw_barrier_bind(&ready, &table[0], 64 * sizeof table[0]);  // stored by rank 0, loaded by ranks 1, 2 after it
+// CHECK-DAG: mw_barrier_bind(&ready, &block, sizeof block);  // stored by rank 0, loaded by ranks 1, 2 after it
+// CHECK-DAG: mw_bind(&block_lock, (char *)P, 64);  // P = mw_malloc(64) at main+0x{{[0-9a-f]+}}; held at every access
 // CHECK: no consistent lock:
 // CHECK-NEXT: &racy, sizeof racy:
-// CHECK-NEXT: no lock is held at every access: holding a_lock at {{.*}}advise_locks.c:[[#@LINE+58]]:{{.*}} (rank {{[0-9]}}), b_lock at {{.*}}advise_locks.c:[[#@LINE+62]]:{{.*}} (rank {{[0-9]}})
+// CHECK-NEXT: no lock is held at every access: holding a_lock at {{.*}}advise_locks.c:[[#@LINE+66]]:{{.*}} (rank {{[0-9]}}), b_lock at {{.*}}advise_locks.c:[[#@LINE+70]]:{{.*}} (rank {{[0-9]}})
 // CHECK-NEXT: no barrier: ranks {{[0-9]}} and {{[0-9]}} both store to it between barrier crossings 1 and 2, at {{.*}}advise_locks.c:{{[0-9]+}}
 // CHECK-NEXT: &count, sizeof count:
-// CHECK-NEXT: no lock is held at every access: holding count_lock at {{.*}}advise_locks.c:[[#@LINE+66]]:{{.*}} (rank 0), then no lock at {{.*}}advise_locks.c:[[#@LINE+69]]:{{.*}} (rank 0)
+// CHECK-NEXT: no lock is held at every access: holding count_lock at {{.*}}advise_locks.c:[[#@LINE+74]]:{{.*}} (rank 0), then no lock at {{.*}}advise_locks.c:[[#@LINE+77]]:{{.*}} (rank 0)
 // CHECK-NEXT: no barrier: ranks
 // CHECK: no binding needed:
 // CHECK-DAG: &slots[0], 16 * sizeof slots[0]  // used by rank 0 alone
@@ -35,6 +38,7 @@
 // JSON: "advice": "no consistent lock",
 // JSON-NEXT: "variable": "racy",
 // TWO: mw_bind(&total_lock, &total, sizeof total);
+// EMPTY: mwrun: --advise=FILE needs a file name
 // PLAIN: mwrun --advise records the accesses of a check build, and this program is not one: compile it with mwcc -fmidway-check
 #include <midway.h>
 #include <stdio.h>
@@ -50,13 +54,20 @@ MW_SHARED mw_lock_t count_lock;
 MW_SHARED __attribute__((aligned(64))) double table[64];
 MW_SHARED mw_barrier_t ready;
 MW_SHARED __attribute__((aligned(64))) int constants[4] = {1, 2, 3, 4};
+MW_SHARED __attribute__((aligned(64))) int *block;  // rank 0's mw_malloc(64)
+MW_SHARED mw_lock_t block_lock;
 
 int main(int argc, char **argv) {
   mw_init(&argc, &argv);
   const int me = mw_rank(), P = mw_nprocs();
-  if (me == 0)
+  if (me == 0) {
     for (int i = 0; i < 64; i++) table[i] = i;
+    block = mw_malloc(64);
+  }
   mw_barrier(&ready);
+  mw_acquire(&block_lock, MW_EXCLUSIVE);
+  block[me] = me;
+  mw_release(&block_lock);
   double sum = 0;
   for (int i = 0; i < 64; i++) sum += table[i] + constants[i % 4];
 
