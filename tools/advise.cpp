@@ -61,6 +61,8 @@ struct Record {
   int nprocs = 0;
   std::vector<std::vector<Run>> runs;  // by rank, sorted
   std::vector<uint64_t> crossings;     // the barrier of crossing k at [k - 1]
+  std::vector<uint32_t> run_start;     // [k - 1]: the first crossing of the run of crossings of
+                                       // one barrier that crossing k ends
   std::map<uint64_t, std::string> names;
   std::vector<Object> objects;  // sorted by base, one per variable
 };
@@ -126,6 +128,9 @@ std::optional<Record> read(const std::string &dir, int nprocs) {
     }
   }
   for (auto &[base, o] : objects) rec.objects.push_back(o);
+  for (size_t k = 0; k < rec.crossings.size(); k++)
+    rec.run_start.push_back(k > 0 && rec.crossings[k] == rec.crossings[k - 1] ? rec.run_start[k - 1]
+                                                                                : static_cast<uint32_t>(k + 1));
   return rec;
 }
 
@@ -193,7 +198,12 @@ std::string lock_conflict(const Record &rec, const std::vector<Seen> &seen) {
                std::to_string(a.rank) + "), " + lockset(rec, b.run->first_locks) + " at " +
                b.run->first + " (rank " + std::to_string(b.rank) + ")";
     }
-  return "";
+  // Every two ranks share a lock, but no lock is common to all three or more.
+  std::string out;
+  for (const Seen &s : seen)
+    out += std::string(out.empty() ? "" : ", ") + "holding " + lockset(rec, s.run->locks) + " at " + s.run->first +
+           " (rank " + std::to_string(s.rank) + ")";
+  return out;
 }
 
 // Phase k: the time between barrier crossings k and k + 1 (of any barrier).
@@ -238,6 +248,7 @@ Advice classify(const Record &rec, const std::vector<Seen> &seen) {
   // Barriers: one writer per phase, and for every load of another rank's store one
   // barrier crossed between them.
   auto barrier = [&](uint32_t k) { return k >= 1 && k <= rec.crossings.size() ? rec.crossings[k - 1] : 0; };
+  auto run_start = [&](uint32_t k) { return k >= 1 && k <= rec.crossings.size() ? rec.run_start[k - 1] : k; };
   std::string barrier_why;
   for (const Seen &x : seen)
     for (const Seen &y : seen) {
@@ -269,16 +280,13 @@ Advice classify(const Record &rec, const std::vector<Seen> &seen) {
           if (st.first < ld.first) latest = std::max(latest, std::min(st.last, ld.first - 1) + 1);
           // Loads in phase k of a store in phase k - 1: the crossing k carries it.
           const uint32_t lo = std::max(ld.first, st.first + 1), hi = std::min(ld.last, st.last + 1);
-          std::set<uint64_t> each;
-          for (uint32_t k = lo; k <= hi; k++) each.insert(barrier(k));
-          if (each.size() > 1) meet({}, w, r);
-          else if (!each.empty()) meet(each, w, r);
+          if (lo <= hi) meet(run_start(hi) <= lo ? std::set<uint64_t>{barrier(hi)} : std::set<uint64_t>{}, w, r);
         }
         // The load at ld.first of a store older than the phase before: any barrier
         // crossed since carries it.
         if (latest > 0 && latest < ld.first) {
           std::set<uint64_t> any;
-          for (uint32_t k = latest; k <= ld.first; k++) any.insert(barrier(k));
+          for (uint32_t k = ld.first; k >= latest; k = run_start(k) - 1) any.insert(barrier(k));
           meet(any, w, r);
         }
       }
