@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "check/advisor.hpp"
 #include "check/checker.hpp"
 #include "ec/barriers.hpp"
 #include "launch/bootstrap.hpp"
@@ -155,6 +156,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   if (job.rank == 0 && mw::settings::number(mw::settings::Id::MW_WARN_UNMARKED) != 0)
     mw::unmarked_calls::check();
   mw::check::start();  // a check build's checks (check/checker.hpp)
+  mw::advise::start();  // mwrun --advise: its record (check/advisor.hpp)
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
   return 0;
@@ -167,6 +169,7 @@ MW_EXPORT void mw_finalize(void) {
   mw::check::stop();
   mw::pending_updates::finish();  // the last updates reach their copysets
   mw::barriers::finalize();  // a barrier some rank still waits at stops the job here
+  mw::advise::finish();
   {
     mw::waits::Waiting w(mw::waits::Kind::kFinalize, 0, -1);
     mw::bootstrap::leave();  // every rank has stopped sending: a job-wide barrier
@@ -353,11 +356,13 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::locks::acquire(l, mode);
   mw::check::acquired();
+  mw::advise::on_acquire(l, mode);
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();  // release consistency: before the lock can move on
+  mw::advise::on_release(l);
   mw::locks::release(l);
 }
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
@@ -375,6 +380,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   mw::pending_updates::flush();
   mw::barriers::cross(b, false);
   mw::check::crossed();
+  mw::advise::on_crossing(b);
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
   require_running("mw_barrier_bind");
@@ -387,6 +393,7 @@ MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   mw::pending_updates::flush();
   mw::barriers::cross(b, true);
   mw::check::synced_unseen();  // a final crossing waits for nobody
+  mw::advise::on_crossing(b);
 }
 
 // ---- Release and processor consistency ----

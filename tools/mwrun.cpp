@@ -42,6 +42,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "advise.hpp"
 #include "core/waits.hpp"
 #include "memory/symbols.hpp"
 
@@ -87,6 +88,15 @@ Options:
   --stats=table            the same
   --stats=json:FILE        write every rank's statistics and the totals to FILE, as
                            {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
+  --advise[=FILE]          the binding advisor: PROGRAM must be a check build (mwcc
+                           -fmidway-check) of a program written for release
+                           consistency. Each rank records, per cache line, the locks
+                           held at every access and the barrier phases of its stores
+                           and loads; when the job ends, mwrun prints the mw_bind and
+                           mw_barrier_bind calls that make it entry consistent, the
+                           data that needs none, and the data no lock or barrier
+                           guards consistently (with two access sites each); with
+                           FILE it also writes the advice there as JSON
   --timeout S              stop the job if it runs longer than S seconds (exit 124),
                            printing what each rank waits for first
   --bind-to core|none      core: bind rank r to the r-th CPU mwrun may use
@@ -199,6 +209,8 @@ void say(const char *fmt, ...) {
 struct Options {
   int nprocs = 0;
   std::optional<std::string> provider, model, stats;
+  bool advise = false;
+  std::optional<std::string> advise_file;  // --advise=FILE
   int timeout_s = 0;  // 0: no limit
   std::optional<bool> bind;  // --bind-to: core (true) or none (false); unset: by count
   std::vector<int> cpus;     // by rank, the CPU it is bound to (placement()); empty: none
@@ -268,6 +280,12 @@ Options parse(int argc, char **argv) {
       o.stats = "table";
     } else if (a.substr(0, 8) == "--stats=") {
       o.stats = checked("--stats", mw::settings::Id::MW_STATS, std::string(a.substr(8)));
+    } else if (a == "--advise") {
+      o.advise = true;
+    } else if (a.substr(0, 9) == "--advise=") {
+      if (a.size() == 9) usage_error("--advise=FILE needs a file name");
+      o.advise = true;
+      o.advise_file = std::string(a.substr(9));
     } else if (auto v = value_of(a, "--exec-prefix"); v) {
       std::istringstream words(*v);
       for (std::string w; words >> w;) o.exec_prefix.push_back(w);
@@ -999,6 +1017,7 @@ class Job {
     if (o_.provider) set.push_back("MW_PROVIDER=" + *o_.provider);
     if (o_.model) set.push_back("MW_MODEL=" + *o_.model);
     if (o_.stats) set.push_back("MW_STATS=" + *o_.stats);
+    if (o_.advise) set.push_back("MW_ADVISE=1");
     if (o_.liveness) set.push_back("MW_LIVENESS_TIMEOUT=" + *o_.liveness);
     auto is_set = [&set](std::string_view entry) {
       if (entry.rfind("MW_RANK=", 0) == 0) return true;
@@ -1162,6 +1181,9 @@ int main(int argc, char **argv) {
     JobDir dir;
     code = Job(o, dir, secret).run();
     if (code == 0 && o.stats && !report_stats(dir, o.nprocs, *o.stats)) code = EXIT_FAILURE;
+    // The advice also after a checked run that reported (its ranks reached mw_finalize).
+    if (o.advise && !mw::advise::report(dir.path(), o.nprocs, o.advise_file) && code == 0)
+      code = EXIT_FAILURE;
   }
   return code;
 }

@@ -1,5 +1,7 @@
 #include "check/checker.hpp"
 
+#include "check/advisor.hpp"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -89,14 +91,6 @@ const char *what(Kind k) {
 std::set<std::tuple<int, const mw_site *, uintptr_t>> &g_seen =
     *new std::set<std::tuple<int, const mw_site *, uintptr_t>>;  // under g_mu
 int g_reports = 0;  // under g_mu
-
-std::string location(const mw_location &l) {
-  std::string out = l.file ? l.file : "<unknown file>";
-  if (l.line) out += ":" + std::to_string(l.line);
-  if (l.column) out += ":" + std::to_string(l.column);
-  if (l.function) out += std::string(" in ") + l.function;
-  return out;
-}
 
 // The accessed byte as the source would write it: A[3][17], total, a field's offset
 // after a `+`, or heap memory by the mw_malloc call that made its block.
@@ -219,6 +213,14 @@ inline void check(uintptr_t a, size_t size, const mw_site *site, bool store) {
 
 }  // namespace
 
+std::string location(const mw_location &l) {
+  std::string out = l.file ? l.file : "<unknown file>";
+  if (l.line) out += ":" + std::to_string(l.line);
+  if (l.column) out += ":" + std::to_string(l.column);
+  if (l.function) out += std::string(" in ") + l.function;
+  return out;
+}
+
 void start() {
   g_abort = settings::text(settings::Id::MW_CHECK) == "abort";
   static std::once_flag once;
@@ -247,9 +249,11 @@ void note_binding(const void *object, const void *addr, size_t len, const void *
 
 extern "C" __attribute__((visibility("default"))) void __mw_check_load(const void *addr, size_t size,
                                                                        const mw_site *site) {
+  mw::advise::note(addr, size, site, false);
   mw::check::check(reinterpret_cast<uintptr_t>(addr), size, site, false);
 }
 extern "C" __attribute__((visibility("default"))) void __mw_check_store(const void *addr, size_t size,
                                                                         const mw_site *site) {
+  mw::advise::note(addr, size, site, true);
   mw::check::check(reinterpret_cast<uintptr_t>(addr), size, site, true);
 }

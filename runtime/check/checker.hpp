@@ -16,6 +16,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+struct mw_location;
 
 namespace mw::check {
 
@@ -64,5 +67,7 @@ constexpr int kExitStatus = 66;
 bool abort_on_report();          // MW_CHECK=abort
 void start_races(bool check_build);
 int races_reported();
+// An access site as reports print it: file:line:col in function.
+std::string location(const mw_location &l);
 
 }  // namespace mw::check

@@ -4,7 +4,7 @@ import lit.formats
 
 config.name = "midway-e2e"
 config.test_format = lit.formats.ShTest(execute_external=False)
-config.suffixes = [".c"]
+config.suffixes = [".c", ".test"]
 config.excludes = ["Inputs"]
 config.test_source_root = config.e2e_source_dir
 config.test_exec_root = config.e2e_obj_dir
