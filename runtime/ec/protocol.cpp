@@ -105,12 +105,29 @@ void landing(uintptr_t p, size_t len) {
   if (g_hooks.landing) g_hooks.landing(p, len);
 }
 
+namespace {
+// Bound data will be written here, by this rank or by the grants and releases that bring
+// it: its whole pages (the page layer's partly bound pages excepted) and their dirty marks
+// are put in memory now, so that the data lands, or the owner writes it, without a page
+// fault (docs/PERFORMANCE.md, "No stalls").
+void populate_bound(uintptr_t a, size_t len) {
+  if (g_model != Model::kEntry) return;
+  const uintptr_t page = window::page_size();
+  window::populate((a + page - 1) / page * page, (a + len) / page * page);
+}
+}  // namespace
+
 bool bind_range(const void *p, size_t len) {
-  if (!g_hooks.bound) return window::make_accessible(p, len);
+  if (!g_hooks.bound) {
+    if (!window::make_accessible(p, len)) return false;
+    populate_bound(reinterpret_cast<uintptr_t>(p), len);
+    return true;
+  }
   if (!window::is_shared(p, len)) return false;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   window::commit_marks(a, a + len);
   g_hooks.bound(p, len);  // bound data is entry consistent, not a copyset's
+  populate_bound(a, len);
   return true;
 }
 

@@ -54,6 +54,8 @@ void uncommit_page(uintptr_t page);
 // Puts the data page at `page` (writable already) in memory, writable, without changing
 // what it holds: the first write to it takes no page fault. Best effort (Linux 5.14).
 void populate(uintptr_t page);
+// The same for every page of [begin, end) (page-aligned) and of their dirty marks.
+void populate(uintptr_t begin, uintptr_t end);
 
 // Makes the dirty marks of heap data [begin, end) readable and writable, not the data.
 void commit_marks(uintptr_t begin, uintptr_t end);

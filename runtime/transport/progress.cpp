@@ -89,7 +89,11 @@ long thread_cpu_ns() {
 //     (docs/PERFORMANCE.md, "Figures behind the code");
 //  2. sched_yield between polls: if the peer shares our core (more runnable threads than
 //     cores, the common case of 8 ranks on 2 cores) it runs at once instead of after our
-//     time slice;
+//     time slice. Except in wait_shared (keep_core) with stage 1 on: the awaited store
+//     comes from a peer on a core of its own (were it on ours, stage 1 would be off), a
+//     yield helps no one of this job, and on a busy machine it handed the core to another
+//     process for its whole slice: a two-rank barrier's release was seen milliseconds
+//     late, 15-21 times the median in 1 run of 5 (docs/PERFORMANCE.md, "No stalls");
 //  3. block on the wait object, once spin_budget_ns() of this thread's CPU time is
 //     spent. CPU time, not wall time: a thread preempted while it waits has not used its
 //     budget. The clock is a system call, so it is read once per 32 empty polls, the
@@ -99,7 +103,9 @@ long thread_cpu_ns() {
 class IdleTimer {
  public:
   // pause_polls: the first stage's length (1: none; wait_shared spent it already).
-  explicit IdleTimer(unsigned pause_polls = prog.pause_polls) : pause_(pause_polls) {}
+  // keep_core: stage 2 pauses instead of yielding (see the stages above).
+  explicit IdleTimer(unsigned pause_polls = prog.pause_polls, bool keep_core = false)
+      : pause_(pause_polls), keep_core_(keep_core && pause_polls > 1) {}
   // The service thread's: the role is let go around each sched_yield, so that a poll in
   // the program's code (serve_polled) finds it free while this thread waits for a core.
   // On a core shared with the application thread a yield lasts the application's whole
@@ -121,7 +127,8 @@ class IdleTimer {
     else if (empty_ > first && (empty_ & 31) == 0 && thread_cpu_ns() - since_ > spin_budget_ns())
       return true;
     if (!role_) {
-      sched_yield();
+      if (keep_core_) cpu_relax();
+      else sched_yield();
       return false;
     }
     t_role_depth = 0;
@@ -135,6 +142,7 @@ class IdleTimer {
  private:
   std::unique_lock<std::mutex> *role_ = nullptr;
   unsigned pause_ = prog.pause_polls;
+  bool keep_core_ = false;
   unsigned empty_ = 0;
   long since_ = 0;
 };
@@ -379,7 +387,7 @@ void drive(bool (*done_fn)(void *), void *arg, bool run_handlers, unsigned pause
   std::unique_lock<std::mutex> role(prog.role_mu);
   took_role();
   t_role_depth = 1;
-  IdleTimer idle(pause_polls);
+  IdleTimer idle(pause_polls, mail_gated);
   // Peers' posted count, read before each poll (hand_back() and the mail gate use it).
   std::atomic<uint32_t> *const posted = wake.bells ? &wake.bells[fab.cfg.rank].posted : nullptr;
   uint32_t polled_at = 0;
