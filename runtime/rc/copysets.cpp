@@ -38,7 +38,8 @@ namespace {
 // own initial image (the executable's data, or a fresh zero page) is the page, and the
 // fetch moves no data (a master filling its matrices, a worker's first touch of its rows
 // of the result).
-void serve(uintptr_t page, Info &in, int r, bool pristine) {
+// Whether the page must travel with its data (else the requester's initial image is it).
+bool with_data(uintptr_t page, Info &in, bool pristine) {
   if (in.was_alone && !(state(page) & kEntry)) {
     std::vector<Range> taken;
     dirty::take(page, g_page, g_bound.ranges(), taken);
@@ -46,7 +47,11 @@ void serve(uintptr_t page, Info &in, int r, bool pristine) {
   } else if (dirty::next(page, page + g_page, true) != page + g_page) {
     in.written = true;
   }
-  if (!in.written && pristine) {
+  return in.written || !pristine;
+}
+
+void serve(uintptr_t page, Info &in, int r, bool pristine) {
+  if (!with_data(page, in, pristine)) {
     PageData d{page, in.members, kUnwritten, 0};
     return protocol::send_body(r, MsgType::kPageData, d);
   }
@@ -72,11 +77,49 @@ void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
     if (others & bit(q)) protocol::send_body(q, MsgType::kCopysetJoin, m);
 }
 
+// Read-ahead (page_fault.cpp, fetch): the pages a requester asked for after the one it
+// faulted on go to it in one message, before the answer for that page (a sender's
+// messages arrive in order, and the requester's fetch ends with that answer). A page
+// goes only if this rank holds it alone and nothing is under way for it: its join then
+// needs nobody's acknowledgement, and no other rank can have an update of it on the way
+// to the requester. The others are left out silently; they fault as usual when touched.
+void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
+  AheadData head{{page, 0, kAhead, 0}, 0};
+  std::vector<iovec> data;
+  for (ahead &= ~uint64_t{1}; ahead != 0; ahead &= ahead - 1) {
+    const int i = __builtin_ctzll(ahead);
+    const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
+    if (q >= window::kEnd || home_of(q) != g_me) break;
+    const uint8_t s = state(q);
+    if (!(s & kPresent) || (s & (kEntry | kPartlyBound | kFrozen))) continue;
+    // Heap not yet handed out is committed too; a copy of it would draw updates for data
+    // this rank allocates later, which the requester never asked for.
+    uintptr_t base, caller;
+    size_t size;
+    if (!is_static(q) && !heap::block_of(q, &base, &size, &caller)) continue;
+    if (g_state[index_of(q)].load(std::memory_order_relaxed) == 0) set_state(q, s);
+    Info &in = info(q);
+    if (in.joining >= 0 || (in.members & ~bit(g_me)) != 0 || flush_us_of(in) != 0) continue;
+    in.was_alone = true;
+    in.members |= bit(r);
+    refresh(q);
+    head.d.members |= bit(i);
+    if (with_data(q, in, (pristine >> i & 1) != 0)) {
+      head.with_data |= bit(i);
+      data.push_back({reinterpret_cast<void *>(q), g_page});
+    }
+  }
+  if (head.d.members == 0) return;
+  iovec hv{&head, sizeof head};
+  transport::send(r, MsgType::kPageData, std::span<const iovec>(&hv, 1), data);
+}
+
 void on_page_request(const Header &h, Bytes payload) {
   const PageRequest req = protocol::read_body<PageRequest>(h, payload);
   uintptr_t page = checked_page(h, req.page);
   if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
   std::lock_guard<std::mutex> g(g_mu);
+  if (req.ahead & ~uint64_t{1}) serve_ahead(page, req.ahead, req.pristine, h.sender);
   const uint8_t s = state(page);
   if (!(s & kPresent)) {  // heap this rank never allocated
     PageData d{page, 0, kNotShared, 0};
@@ -86,10 +129,10 @@ void on_page_request(const Header &h, Bytes payload) {
   if (g_state[index_of(page)].load(std::memory_order_relaxed) == 0) set_state(page, s);
   Info &in = info(page);
   if (in.joining >= 0) {
-    in.waiting.emplace_back(h.sender, req.pristine != 0);
+    in.waiting.emplace_back(h.sender, (req.pristine & 1) != 0);
     return;
   }
-  begin_join(page, in, h.sender, req.pristine != 0);
+  begin_join(page, in, h.sender, (req.pristine & 1) != 0);
 }
 
 void on_ack(const Header &h, Bytes payload) {

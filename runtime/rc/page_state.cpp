@@ -38,6 +38,7 @@ unsigned g_min_flush_us = 0;
 // The fetch the application thread waits for (it has one at a time).
 uintptr_t g_fetch_page = 0;
 bool g_fetch_pristine = false;  // the fetch asked with the page's initial image here
+uint64_t g_fetch_ahead = 0, g_fetch_ahead_pristine = 0;
 std::atomic<int> g_fetch_result{0};  // 0 under way, 1 arrived, 2 not shared memory
 std::atomic<uintptr_t> g_fetch_ready{0};  // the page is writable, in memory, its marks clear
 std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed =

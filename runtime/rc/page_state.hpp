@@ -41,8 +41,8 @@ struct PageMsg {  // COPYSET_ACK, COPYSET_LEAVE
 };
 struct PageRequest {  // PAGE_REQUEST
   uint64_t page;
-  uint32_t pristine;  // the requester still holds the page's initial image
-  uint32_t reserved;
+  uint64_t pristine;  // bit i: the requester still holds page + i pages' initial image
+  uint64_t ahead;     // bit i (i >= 1): page + i pages is asked for too (read-ahead)
 };
 struct PageData {  // PAGE_DATA without the page's bytes (status not kOk; see serve())
   uint64_t page;
@@ -54,6 +54,17 @@ enum : uint32_t {
   kOk = 0,
   kNotShared = 1,
   kUnwritten = 2,  // nobody has written the page: the requester's initial image is it, no data
+  // Pages asked for ahead (read-ahead): the head is an AheadData.
+  kAhead = 3,
+};
+// PAGE_DATA answering the pages asked for ahead (copysets.cpp, serve_ahead): a PageData
+// with status kAhead, `page` the page the requester faulted on, `members` which pages
+// after it come (bit i: page + i pages), then which of them come with their data; the
+// data follows the head, a page after another in address order. The copyset of each is
+// the home and the requester.
+struct AheadData {
+  PageData d;
+  uint64_t with_data;
 };
 struct MemberMsg {  // COPYSET_JOIN, COPYSET_LEFT
   uint64_t page;
@@ -98,6 +109,10 @@ extern unsigned g_min_flush_us;
 // The fetch the application thread waits for (it has one at a time).
 extern uintptr_t g_fetch_page;
 extern bool g_fetch_pristine;  // the fetch asked with the page's initial image here
+// Read-ahead (page_fault.cpp, fetch): the pages after g_fetch_page asked for along with it
+// and not yet arrived (bit i: g_fetch_page + i pages), and which of them were asked for
+// with their initial image here. Under g_mu.
+extern uint64_t g_fetch_ahead, g_fetch_ahead_pristine;
 extern std::atomic<int> g_fetch_result;  // 0 under way, 1 arrived, 2 not shared memory
 extern std::atomic<uintptr_t> g_fetch_ready;  // the page is writable, in memory, its marks clear
 extern std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed;  // updates meanwhile
