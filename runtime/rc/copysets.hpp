@@ -2,8 +2,10 @@
 // processor-consistent data, and the copyset fault that adds a rank to one.
 //
 // Every page of the shared window has a home, chosen by address: static data by object,
-// one block of pages per rank (copysets.cpp, place_static_homes), heap pages at the rank whose partition holds them (the rank that
-// allocated them). The home always holds its pages and knows their copysets exactly;
+// one block of pages per rank (copysets.cpp, place_static_homes), heap pages at the rank
+// that allocated them, or at the first rank to use a page that rank never touched
+// (copysets.cpp, "homes where the data is first used"). The home always holds its pages
+// and knows their copysets exactly;
 // every member keeps a view of the copyset, which says where its pending updates go
 // (pending_updates.hpp). A rank outside a page's copyset keeps the page inaccessible
 // (PROT_NONE): its first touch faults (SIGSEGV), and the fault handler fetches the page

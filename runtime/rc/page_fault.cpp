@@ -53,10 +53,12 @@ void land_ahead(const Header &h, Bytes payload) {
   const AheadData a = protocol::read_body<AheadData>(h, payload.first(std::min(payload.size(), sizeof(AheadData))));
   const Bytes data = payload.subspan(sizeof a);
   const uintptr_t page = checked_page(h, a.d.page);
-  const uint64_t came = a.d.members, with = a.with_data;
-  if (page != g_fetch_page || (came & ~g_fetch_ahead) || (with & ~came))
+  const uint64_t came = a.d.members, with = a.with_data, homed = a.homed;
+  if (page != g_fetch_page || (came & ~g_fetch_ahead) || (with & ~came) || (homed & ~came) || (homed & with))
     protocol::malformed(h, "pages this rank did not ask for");
   if (came & ~with & ~g_fetch_ahead_pristine) protocol::malformed(h, "no data for a page this rank held before");
+  if (homed != 0 && (is_static(page) || h.sender != heap::owner_of(page)))
+    protocol::malformed(h, "pages made this rank's by a rank that did not allocate them");
   if (data.size() != static_cast<size_t>(__builtin_popcountll(with)) * g_page)
     protocol::malformed(h, "not the pages' worth of data");
   const std::byte *bytes = data.data();
@@ -72,7 +74,9 @@ void land_ahead(const Header &h, Bytes payload) {
       clear_marks(q);
       if (has_data) std::memcpy(reinterpret_cast<void *>(q), bytes, g_page);
       set_state(q, kPresent | kMember | kHadCopy);
-      info(q).members = bit(h.sender) | bit(g_me);
+      const bool mine = homed >> i & 1;
+      learn_home(q, mine ? g_me : h.sender);
+      info(q).members = mine ? bit(g_me) : bit(h.sender) | bit(g_me);
       refresh(q);
     }
     if (has_data) bytes += g_page;
@@ -114,9 +118,15 @@ void on_page_data(const Header &h, Bytes payload) {
     g_fetch_result.store(2, std::memory_order_release);
     return;
   }
-  const bool unwritten = d.status == kUnwritten;
+  const bool homed = d.status == kHomed;
+  const bool unwritten = d.status == kUnwritten || homed;
   if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank");
   if (unwritten && !g_fetch_pristine) protocol::malformed(h, "no data for a page this rank held before");
+  if (homed && (is_static(page) || h.sender != heap::owner_of(page) || d.members != bit(g_me)))
+    protocol::malformed(h, "a page made this rank's by a rank that did not allocate it");
+  // The sender is the page's home (this rank, if it gave the page away): requests for the
+  // page go there from now on.
+  learn_home(page, homed ? g_me : h.sender);
   if (g_fetch_ready.load(std::memory_order_acquire) != page) {  // not if fetch() polls, as it does
     ready(page);
     clear_marks(page);
@@ -205,7 +215,7 @@ bool fetch(uintptr_t page, int home) {
   // progress role, so the reply waits in the queue meanwhile and rings nobody.
   transport::progress_after(
       [&] {
-        PageRequest req{page, (pristine ? 1u : 0u) | ahead_pristine, ahead};
+        PageRequest req{page, (pristine ? 1u : 0u) | ahead_pristine, ahead, -1, 0};
         protocol::send_body(home, MsgType::kPageRequest, req);
         ready(page);
         std::lock_guard<std::mutex> g(g_mu);

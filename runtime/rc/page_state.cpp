@@ -23,6 +23,7 @@ bool g_handler = false;  // on_segv installed (every job, from mw_init to mw_fin
 int g_me = 0, g_np = 1;
 size_t g_page = 4096;
 std::atomic<uint8_t> *g_state = nullptr;  // one per page of the window
+std::atomic<uint8_t> *g_home = nullptr;   // one per page of the window (heap pages only)
 
 // The containers are never destroyed: the flusher thread and the fault handler may
 // still use them while a rank that leaves without mw_finalize runs static destructors.
@@ -148,6 +149,10 @@ void freeze(const std::vector<uintptr_t> &pages, int prot) {
 // the page frozen, sleeps on a value the second changes, so it is not left asleep.
 void thaw(const std::vector<uintptr_t> &pages) {
   protect(pages, PROT_READ | PROT_WRITE);
+  end_freeze(pages);
+}
+
+void end_freeze(const std::vector<uintptr_t> &pages) {
   g_thaws.fetch_add(1, std::memory_order_seq_cst);
   for (uintptr_t page : pages)
     g_state[index_of(page)].fetch_and(static_cast<uint8_t>(~kFrozen), std::memory_order_seq_cst);
