@@ -366,10 +366,11 @@ void mw_cond_broadcast(mw_cond_t *c);
  * memory without marking it, and the other ranks never see such a write. After it, mark
  * the range as written, as compiled stores would have:
  *
- *     fscanf(f, "%lf", &x[i]);  mw_written(&x[i], sizeof x[i]);
+ *     lib_fill(x, n);  mw_written(x, n * sizeof x[0]);
  *
  * The range must lie in shared memory. (mwcc marks the C library functions it knows,
- * memcpy, read, fread, the scanf family, ...; its warnings say which calls it could not.)
+ * memcpy, read, fread, the scanf family with a constant format, ...; its warnings say
+ * which calls it could not.)
  * ---------------------------------------------------------------------------------- */
 void mw_written(const void *addr, size_t len);
 

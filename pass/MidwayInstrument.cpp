@@ -45,6 +45,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/Statistic.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/MemoryBuiltins.h"
@@ -510,6 +512,113 @@ bool formatMayWrite(const Value *Format) {
   return false;
 }
 
+/// The format argument of a scanf-family function (by name: glibc's C99 and C23
+/// entry points, __isoc99_fscanf and __isoc23_fscanf, are not in TLI), whose
+/// writes through its variadic arguments the pass marks when the format is a
+/// constant (see parseScanfFormat).
+std::optional<unsigned> getScanfFormatArgument(StringRef Name) {
+  Name.consume_front("__isoc99_") || Name.consume_front("__isoc23_");
+  if (Name == "scanf")
+    return 0;
+  if (Name == "fscanf" || Name == "sscanf")
+    return 1;
+  return std::nullopt;
+}
+
+/// What one assigning conversion of a scanf format writes through its argument:
+/// Size bytes, or the string stored there and its NUL (Size 0: %s and %[).
+struct ScanfWrite {
+  unsigned Index; // among the assigning conversions, which the result counts
+  uint64_t Size;
+};
+
+/// The writes of a constant scanf format, one per assigning conversion in
+/// order, or nothing if the pass cannot tell them apart: a format that is not
+/// a constant, positional arguments (%1$d), %n (which stores without counting
+/// in the result, so whether it ran is unknown), wide strings (%ls, %l[), long
+/// double (%Lf, whose size is the target's). Long and pointer are PtrSize.
+std::optional<SmallVector<ScanfWrite, 8>>
+parseScanfFormat(const Value *Format, uint64_t PtrSize) {
+  StringRef Fmt;
+  if (!getConstantStringInfo(Format, Fmt))
+    return std::nullopt;
+  SmallVector<ScanfWrite, 8> Writes;
+  for (size_t I = Fmt.find('%'); I != StringRef::npos; I = Fmt.find('%', I)) {
+    ++I;
+    if (I < Fmt.size() && Fmt[I] == '%') {
+      ++I;
+      continue;
+    }
+    bool Suppressed = I < Fmt.size() && Fmt[I] == '*';
+    if (Suppressed)
+      ++I;
+    size_t Digits = I;
+    uint64_t Width = 0;
+    while (I < Fmt.size() && isDigit(Fmt[I]))
+      Width = Width * 10 + (Fmt[I++] - '0');
+    if (I < Fmt.size() && Fmt[I] == '$')
+      return std::nullopt;
+    bool HasWidth = I != Digits;
+    bool Allocates = I < Fmt.size() && Fmt[I] == 'm'; // POSIX %ms: a char **
+    if (Allocates)
+      ++I;
+    size_t Mod = I;
+    while (I < Fmt.size() && StringRef("hlLqjzt").contains(Fmt[I]))
+      ++I;
+    if (I == Fmt.size())
+      return std::nullopt;
+    StringRef Length = Fmt.slice(Mod, I);
+    char Conv = Fmt[I++];
+    if (Conv == '[') { // the scanset runs to a ']' that is not its first member
+      if (I < Fmt.size() && Fmt[I] == '^')
+        ++I;
+      if (I < Fmt.size() && Fmt[I] == ']')
+        ++I;
+      I = Fmt.find(']', I);
+      if (I == StringRef::npos)
+        return std::nullopt;
+      ++I;
+    }
+    if (Suppressed)
+      continue;
+    uint64_t Size;
+    switch (Conv) {
+    case 'd': case 'i': case 'o': case 'u': case 'x': case 'X':
+      Size = StringSwitch<uint64_t>(Length)
+                 .Case("", 4).Case("hh", 1).Case("h", 2)
+                 .Cases("l", "z", "t", PtrSize)
+                 .Cases("ll", "q", "j", 8)
+                 .Default(0);
+      break;
+    case 'a': case 'A': case 'e': case 'E': case 'f': case 'F': case 'g': case 'G':
+      Size = StringSwitch<uint64_t>(Length)
+                 .Case("", 4).Case("l", 8).Default(0);
+      break;
+    case 'p':
+      Size = PtrSize;
+      break;
+    case 'c':
+      if (!Length.empty())
+        return std::nullopt;
+      Size = HasWidth ? Width : 1;
+      break;
+    case 's': case '[':
+      if (!Length.empty())
+        return std::nullopt;
+      Size = 0;
+      break;
+    default: // %n, and conversions C does not have
+      return std::nullopt;
+    }
+    if (Size == 0 && Conv != 's' && Conv != '[')
+      return std::nullopt;
+    if (Allocates)
+      Size = PtrSize;
+    Writes.push_back({static_cast<unsigned>(Writes.size()), Size});
+  }
+  return Writes;
+}
+
 /// Intrinsics that take a pointer and may "write" in LLVM's model without
 /// storing data there: lifetime and invariant markers, and stackrestore.
 bool isMarkerIntrinsic(Intrinsic::ID ID) {
@@ -718,6 +827,14 @@ struct MarkedCall {
   std::optional<LibatomicWrite> Atomic;
 };
 
+/// A scanf-family call with a constant format: what each of its arguments from
+/// FirstArg on receives, marked after it returns if the result counts it.
+struct ScanfCall {
+  CallBase *CB;
+  unsigned FirstArg;
+  SmallVector<ScanfWrite, 8> Writes;
+};
+
 /// A write [Ptr, Ptr + Size) made on every iteration of a loop L, where it is
 /// planned, with Ptr = {Start,+,Step}<L>: a store or memory intrinsic in block
 /// From, or the range of a whole inner loop, made on the edge From -> To out of
@@ -837,6 +954,8 @@ private:
   void instrumentMaskedScatter(IntrinsicInst *II, Region R);
   void instrumentLibCall(const MarkedCall &C);
   void instrumentLibatomicCall(const MarkedCall &C);
+  bool chooseScanfCall(CallBase &CB, unsigned FormatArg);
+  void instrumentScanfCall(const ScanfCall &C);
   bool instrumentChecks();
   void checkWrite(const Write &W);
   void checkLoad(const Load &L);
@@ -880,6 +999,7 @@ private:
   SmallVector<MergedMark, 4> MergedMarks;
   SmallVector<CallBase *, 16> Calls;
   SmallVector<MarkedCall, 4> MarkedCalls;
+  SmallVector<ScanfCall, 2> ScanfCalls;
   SmallVector<LoopRange, 4> Ranges;
 };
 
@@ -1435,6 +1555,10 @@ void FunctionInstrumenter::chooseCalls() {
         MarkedCalls.push_back({CB, R, std::nullopt, Atomic});
       continue;
     }
+    if (std::optional<unsigned> Format =
+            getScanfFormatArgument(Callee->getName());
+        Format && chooseScanfCall(*CB, *Format))
+      continue;
     if (std::optional<LibFunc> Func = MI.getLibcFunction(*Callee)) {
       chooseLibCall(*CB, *Func);
       continue;
@@ -1479,6 +1603,30 @@ void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
   if (ClWarnUnmarked)
     checkPointerArguments(CB, MI.getLibcAttributes(Callee), Marked, Func,
                           "call to '" + Callee.getName() + "'", CannotMark);
+}
+
+/// A scanf-family call whose format the pass can read is marked after it
+/// returns: each argument the result counts as assigned, by its conversion's
+/// size (or the string's length). Returns false, leaving the call to be warned
+/// about as any other, if the format cannot be read.
+bool FunctionInstrumenter::chooseScanfCall(CallBase &CB, unsigned FormatArg) {
+  if (!ClInstrumentLibCalls || CB.arg_size() <= FormatArg ||
+      isa<InvokeInst>(CB) || CB.isMustTailCall())
+    return false;
+  std::optional<SmallVector<ScanfWrite, 8>> Writes =
+      parseScanfFormat(CB.getArgOperand(FormatArg), DL.getPointerSize());
+  if (!Writes || CB.arg_size() < FormatArg + 1 + Writes->size())
+    return false;
+  ScanfCall C{&CB, FormatArg + 1, {}};
+  for (const ScanfWrite &W : *Writes) {
+    if (isPrivate(CB.getArgOperand(C.FirstArg + W.Index)))
+      ++NumOmittedPrivate;
+    else
+      C.Writes.push_back(W);
+  }
+  if (!C.Writes.empty())
+    ScanfCalls.push_back(std::move(C));
+  return true;
 }
 
 /// Whether CB may write memory through pointer argument ArgNo, by the
@@ -1644,6 +1792,11 @@ bool FunctionInstrumenter::instrument() {
       instrumentLibatomicCall(C);
     else
       instrumentLibCall(C);
+  }
+  for (const ScanfCall &C : ScanfCalls) {
+    Changed = true;
+    ++NumLibCallsMarked;
+    instrumentScanfCall(C);
   }
   return Changed;
 }
@@ -1916,6 +2069,40 @@ void FunctionInstrumenter::instrumentLibCall(const MarkedCall &C) {
     Checks->check(After, CB, Dst, Len, MW_ACCESS_STORE | MW_ACCESS_RANGE,
                   Region::Shared);
   markRange(After, CB.getDebugLoc(), Dst, Len, Align(1), /*CheckWindow=*/false);
+}
+
+/// A scanf writes the argument of its K-th assigning conversion only if its
+/// result (the number assigned, or EOF) is greater than K: a conversion that
+/// failed leaves its object as it was, and marking it would publish this
+/// rank's stale copy over another rank's write.
+void FunctionInstrumenter::instrumentScanfCall(const ScanfCall &C) {
+  CallBase &CB = *C.CB;
+  Instruction *After = CB.getNextNode();
+  for (const ScanfWrite &W : C.Writes) {
+    Value *Dst = CB.getArgOperand(C.FirstArg + W.Index);
+    Region R = classifyPointer(Dst);
+    IRBuilder<> IRB(After);
+    IRB.SetCurrentDebugLocation(CB.getDebugLoc());
+    Value *Assigned = IRB.CreateICmpSGT(
+        &CB, ConstantInt::get(CB.getType(), W.Index));
+    Instruction *Then =
+        SplitBlockAndInsertIfThen(Assigned, After, /*Unreachable=*/false);
+    if (R == Region::Unknown) {
+      IRBuilder<> InWin(Then);
+      Then = SplitBlockAndInsertIfThen(inWindow(InWin, Dst), Then,
+                                       /*Unreachable=*/false);
+    }
+    IRBuilder<> At(Then);
+    At.SetCurrentDebugLocation(CB.getDebugLoc());
+    Value *Len =
+        W.Size ? static_cast<Value *>(ConstantInt::get(IntptrTy, W.Size))
+               : At.CreateAdd(At.CreateCall(MI.getStrLenFn(), {Dst}),
+                              ConstantInt::get(IntptrTy, 1));
+    if (Checks)
+      Checks->check(Then, CB, Dst, Len, MW_ACCESS_STORE | MW_ACCESS_RANGE,
+                    Region::Shared);
+    markRange(Then, CB.getDebugLoc(), Dst, Len, Align(1), /*CheckWindow=*/false);
+  }
 }
 
 /// libatomic writes its object, of the size its name or argument says; a
