@@ -38,7 +38,8 @@ namespace {
 // own initial image (the executable's data, or a fresh zero page) is the page, and the
 // fetch moves no data (a master filling its matrices, a worker's first touch of its rows
 // of the result).
-void serve(uintptr_t page, Info &in, int r, bool pristine) {
+// Whether the page must travel with its data (else the requester's initial image is it).
+bool with_data(uintptr_t page, Info &in, bool pristine) {
   if (in.was_alone && !(state(page) & kEntry)) {
     std::vector<Range> taken;
     dirty::take(page, g_page, g_bound.ranges(), taken);
@@ -46,7 +47,11 @@ void serve(uintptr_t page, Info &in, int r, bool pristine) {
   } else if (dirty::next(page, page + g_page, true) != page + g_page) {
     in.written = true;
   }
-  if (!in.written && pristine) {
+  return in.written || !pristine;
+}
+
+void serve(uintptr_t page, Info &in, int r, bool pristine) {
+  if (!with_data(page, in, pristine)) {
     PageData d{page, in.members, kUnwritten, 0};
     return protocol::send_body(r, MsgType::kPageData, d);
   }
@@ -72,24 +77,188 @@ void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
     if (others & bit(q)) protocol::send_body(q, MsgType::kCopysetJoin, m);
 }
 
+// ---- Homes where the data is first used ----
+//
+// A heap page's home is at first the rank that allocated it (its partition holds it).
+// A PARMACS program allocates everything on rank 0 and leaves most of it for the other
+// ranks to fill: with the allocator as home, every write of theirs went to rank 0 at
+// every release (OCEAN at two ranks: 101 MB of rank 1's 104), though rank 0 never reads
+// most of it. So the first rank to ask for a page the allocator has never touched
+// becomes its home: the page moves to it with no data (both initial images are zeros),
+// and the allocator drops its copy. The allocator knows where each page went and sends
+// later requests on to the home (forward), behind the page it gave (a sender's messages
+// arrive in order); a rank that gets a page from a rank other than the allocator learns
+// the home from it.
+//
+// "Never touched" is asked of the kernel, not of the dirty marks: the allocator first
+// takes the page away from its own application (PROT_NONE; mprotect returns after the
+// TLB shootdown), then asks mincore whether the page is in memory. An anonymous page no
+// instruction has touched is not (a read maps it too), and a store after the protection
+// faults and waits, then fetches the page from its new home. A store whose mark the
+// compiled code has not yet set would be missed by the marks; it is not by mincore.
+
+// Whether this rank, the allocator and still the home, may give `page` to `r`: on the
+// heap, in a live block, here alone, nothing under way, never written, and r holds the
+// page's initial image. (Not yet whether it was touched: take_untouched.)
+bool may_give(uintptr_t page, bool pristine) {
+  if (!pristine || is_static(page) || heap::owner_of(page) != g_me || home_of(page) != g_me) return false;
+  const uint8_t s = state(page);
+  if ((s & (kPresent | kMember)) != (kPresent | kMember) || (s & (kEntry | kPartlyBound | kFrozen | kHadCopy)))
+    return false;
+  auto it = g_info.find(page);
+  if (it != g_info.end()) {
+    const Info &in = it->second;
+    if (in.joining >= 0 || in.members != bit(g_me) || in.written || flush_us_of(in) != 0) return false;
+  } else if (protocol::model() == protocol::Model::kProcessor) {
+    return false;
+  }
+  uintptr_t base, caller;
+  size_t size;
+  return heap::block_of(page, &base, &size, &caller) && dirty::next(page, page + g_page, true) == page + g_page;
+}
+
+// Takes the pages of `pages` (sorted) from this rank's application, frozen (a fault there
+// waits: copysets.hpp, "issue order"), and sorts them into those it has never touched
+// and the others. The caller gives the first away (give) and hands the second back
+// (thaw), then ends the freeze of all (end_freeze): a store that faulted meanwhile then
+// finds the page here, or fetches it from its new home.
+std::vector<uintptr_t> take_untouched(const std::vector<uintptr_t> &pages, std::vector<uintptr_t> &touched) {
+  std::vector<uintptr_t> kept;
+  for (uintptr_t q : pages)
+    g_state[index_of(q)].store(static_cast<uint8_t>(state(q) | kFrozen), std::memory_order_seq_cst);
+  for (size_t i = 0; i < pages.size();) {
+    size_t j = i + 1;
+    while (j < pages.size() && pages[j] == pages[j - 1] + g_page) ++j;
+    protect_pages("copyset fault", pages[i], (j - i) * g_page, PROT_NONE);
+    std::vector<unsigned char> in_memory(j - i);
+    if (mincore(reinterpret_cast<void *>(pages[i]), (j - i) * g_page, in_memory.data()) != 0)
+      std::fill(in_memory.begin(), in_memory.end(), 1);
+    for (size_t k = i; k < j; ++k) (in_memory[k - i] & 1 ? touched : kept).push_back(pages[k]);
+    i = j;
+  }
+  return kept;
+}
+
+// `page` is r's now: this rank forgets it.
+void give(uintptr_t page, int r) {
+  learn_home(page, r);
+  g_info.erase(page);
+  set_state(page, 0);
+  refresh(page);
+}
+
+// Read-ahead (page_fault.cpp, fetch): the pages a requester asked for after the one it
+// faulted on go to it in one message, before the answer for that page (a sender's
+// messages arrive in order, and the requester's fetch ends with that answer). A page
+// goes only if this rank holds it alone and nothing is under way for it: its join then
+// needs nobody's acknowledgement, and no other rank can have an update of it on the way
+// to the requester. The others are left out silently; they fault as usual when touched.
+//
+// A home by first use reads ahead less: a copy draws the home's writes at every release,
+// and the pages after one another rank touches there are usually the home's own (OCEAN at
+// two ranks: rank 0's reads of the edge of rank 1's part brought it the whole part with
+// 64 pages, 178 MB of messages in all, against 65 MB with 8 and 50 with none; FFT and
+// RADIX, whose ranks read each other's halves, faulted half as often with 8 as with none).
+constexpr int kAheadOfFirstUse = 8;
+
+void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
+  AheadData head{{page, 0, kAhead, 0}, 0, 0};
+  std::vector<uintptr_t> pages, givable;
+  for (ahead &= ~uint64_t{1}; ahead != 0; ahead &= ahead - 1) {
+    const int i = __builtin_ctzll(ahead);
+    const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
+    if (q >= window::kEnd || home_of(q) != g_me) break;
+    const uint8_t s = state(q);
+    if (!(s & kPresent) || (s & (kEntry | kPartlyBound | kFrozen))) continue;
+    // Heap not yet handed out is committed too; a copy of it would draw updates for data
+    // this rank allocates later, which the requester never asked for. (A home that did
+    // not allocate the page got it from within a block.)
+    uintptr_t base, caller;
+    size_t size;
+    if (!is_static(q) && heap::owner_of(q) != g_me && i >= kAheadOfFirstUse) break;
+    if (!is_static(q) && heap::owner_of(q) == g_me && !heap::block_of(q, &base, &size, &caller)) continue;
+    if (g_state[index_of(q)].load(std::memory_order_relaxed) == 0) set_state(q, s);
+    Info &in = info(q);
+    if (in.joining >= 0 || (in.members & ~bit(g_me)) != 0 || flush_us_of(in) != 0) continue;
+    pages.push_back(q);
+    if (may_give(q, (pristine >> i & 1) != 0)) givable.push_back(q);
+  }
+  // Untouched pages of the block the requester faulted in become its own; beyond that
+  // block it is not known to be their first user, and they are left out (not copied:
+  // its writes to a copy would come here at every release).
+  uintptr_t base = 0, caller;
+  size_t size = 0;
+  if (!givable.empty() && !heap::block_of(page, &base, &size, &caller)) base = size = 0;
+  std::vector<uintptr_t> touched;
+  std::vector<uintptr_t> given = take_untouched(givable, touched);
+  for (uintptr_t q : given)
+    if (q + g_page > base + size) touched.push_back(q);  // untouched, but not the requester's block
+  thaw(touched);
+  std::vector<iovec> data;
+  for (uintptr_t q : pages) {
+    const uint64_t b = bit(static_cast<int>((q - page) / g_page));
+    if (std::binary_search(given.begin(), given.end(), q)) {
+      if (q + g_page > base + size) continue;
+      give(q, r);
+      head.d.members |= b;
+      head.homed |= b;
+      continue;
+    }
+    Info &in = info(q);
+    in.was_alone = true;
+    in.members |= bit(r);
+    refresh(q);
+    head.d.members |= b;
+    if (with_data(q, in, (pristine & b) != 0)) {
+      head.with_data |= b;
+      data.push_back({reinterpret_cast<void *>(q), g_page});
+    }
+  }
+  end_freeze(givable);
+  if (head.d.members == 0) return;
+  iovec hv{&head, sizeof head};
+  transport::send(r, MsgType::kPageData, std::span<const iovec>(&hv, 1), data);
+}
+
 void on_page_request(const Header &h, Bytes payload) {
-  const PageRequest req = protocol::read_body<PageRequest>(h, payload);
+  PageRequest req = protocol::read_body<PageRequest>(h, payload);
   uintptr_t page = checked_page(h, req.page);
-  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
+  const int from = req.requester < 0 ? h.sender : req.requester;
+  if (from >= g_np || from == g_me || (req.requester >= 0 && h.sender != heap::owner_of(page)))
+    protocol::malformed(h, "a request forwarded by a rank that did not allocate the page, or for this rank");
   std::lock_guard<std::mutex> g(g_mu);
+  if (home_of(page) != g_me) {
+    // This rank allocated the page and gave it to its first user: on to that home.
+    if (req.requester >= 0 || is_static(page) || heap::owner_of(page) != g_me)
+      protocol::malformed(h, "this rank is not the page's home");
+    req.requester = h.sender;
+    return protocol::send_body(home_of(page), MsgType::kPageRequest, req);
+  }
+  if (req.ahead & ~uint64_t{1}) serve_ahead(page, req.ahead, req.pristine, from);
   const uint8_t s = state(page);
   if (!(s & kPresent)) {  // heap this rank never allocated
     PageData d{page, 0, kNotShared, 0};
-    return protocol::send_body(h.sender, MsgType::kPageData, d);
+    return protocol::send_body(from, MsgType::kPageData, d);
   }
   // Spelled out, so that state() stops asking the window (a lock and a lookup) for it.
   if (g_state[index_of(page)].load(std::memory_order_relaxed) == 0) set_state(page, s);
   Info &in = info(page);
   if (in.joining >= 0) {
-    in.waiting.emplace_back(h.sender, req.pristine != 0);
+    in.waiting.emplace_back(from, (req.pristine & 1) != 0);
     return;
   }
-  begin_join(page, in, h.sender, req.pristine != 0);
+  if (may_give(page, (req.pristine & 1) != 0)) {
+    std::vector<uintptr_t> touched;
+    const bool untouched = !take_untouched({page}, touched).empty();
+    if (untouched) give(page, from);
+    else thaw(touched);
+    end_freeze({page});
+    if (untouched) {
+      PageData d{page, bit(from), kHomed, 0};
+      return protocol::send_body(from, MsgType::kPageData, d);
+    }
+  }
+  begin_join(page, in, from, (req.pristine & 1) != 0);
 }
 
 void on_ack(const Header &h, Bytes payload) {
@@ -248,6 +417,10 @@ int static_home(size_t index) {
 int home_of(uintptr_t page) {
   if (page < window::kBase) return -1;
   if (is_static(page)) return static_home(index_of(page));
+  if (g_home) {
+    const uint8_t h = g_home[index_of(page)].load(std::memory_order_acquire);
+    if (h != 0) return h - 1;
+  }
   return heap::owner_of(page);
 }
 
@@ -261,6 +434,9 @@ void init() {
   void *t = mmap(nullptr, npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (t == MAP_FAILED) fatal_errno("mw_init", "cannot map the copyset table (%zu bytes)", npages);
   g_state = static_cast<std::atomic<uint8_t> *>(t);
+  t = mmap(nullptr, npages, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (t == MAP_FAILED) fatal_errno("mw_init", "cannot map the table of heap homes (%zu bytes)", npages);
+  g_home = static_cast<std::atomic<uint8_t> *>(t);
   // Static data: the pages homed elsewhere wait for their first touch; one mprotect,
   // and one mapping, per run of them.
   place_static_homes();

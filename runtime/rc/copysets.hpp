@@ -2,12 +2,16 @@
 // processor-consistent data, and the copyset fault that adds a rank to one.
 //
 // Every page of the shared window has a home, chosen by address: static data by object,
-// one block of pages per rank (copysets.cpp, place_static_homes), heap pages at the rank whose partition holds them (the rank that
-// allocated them). The home always holds its pages and knows their copysets exactly;
+// one block of pages per rank (copysets.cpp, place_static_homes), heap pages at the rank
+// that allocated them, or at the first rank to use a page that rank never touched
+// (copysets.cpp, "homes where the data is first used"). The home always holds its pages
+// and knows their copysets exactly;
 // every member keeps a view of the copyset, which says where its pending updates go
 // (pending_updates.hpp). A rank outside a page's copyset keeps the page inaccessible
 // (PROT_NONE): its first touch faults (SIGSEGV), and the fault handler fetches the page
-// from the home. The home adds the rank to the copyset and tells the other members,
+// from the home, together with the pages after it that the home holds alone (read-ahead,
+// up to 64 pages a fault, joined with no acknowledgements: page_fault.cpp, fetch). For
+// each page, the home adds the rank to the copyset and tells the other members,
 // and answers only once they have all acknowledged: an update a member sent before it
 // heard of the newcomer reaches the home before its acknowledgement does (a sender's
 // messages arrive in order), so the page the newcomer gets already holds it, and every

@@ -23,6 +23,7 @@ bool g_handler = false;  // on_segv installed (every job, from mw_init to mw_fin
 int g_me = 0, g_np = 1;
 size_t g_page = 4096;
 std::atomic<uint8_t> *g_state = nullptr;  // one per page of the window
+std::atomic<uint8_t> *g_home = nullptr;   // one per page of the window (heap pages only)
 
 // The containers are never destroyed: the flusher thread and the fault handler may
 // still use them while a rank that leaves without mw_finalize runs static destructors.
@@ -38,6 +39,7 @@ unsigned g_min_flush_us = 0;
 // The fetch the application thread waits for (it has one at a time).
 uintptr_t g_fetch_page = 0;
 bool g_fetch_pristine = false;  // the fetch asked with the page's initial image here
+uint64_t g_fetch_ahead = 0, g_fetch_ahead_pristine = 0;
 std::atomic<int> g_fetch_result{0};  // 0 under way, 1 arrived, 2 not shared memory
 std::atomic<uintptr_t> g_fetch_ready{0};  // the page is writable, in memory, its marks clear
 std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed =
@@ -147,6 +149,10 @@ void freeze(const std::vector<uintptr_t> &pages, int prot) {
 // the page frozen, sleeps on a value the second changes, so it is not left asleep.
 void thaw(const std::vector<uintptr_t> &pages) {
   protect(pages, PROT_READ | PROT_WRITE);
+  end_freeze(pages);
+}
+
+void end_freeze(const std::vector<uintptr_t> &pages) {
   g_thaws.fetch_add(1, std::memory_order_seq_cst);
   for (uintptr_t page : pages)
     g_state[index_of(page)].fetch_and(static_cast<uint8_t>(~kFrozen), std::memory_order_seq_cst);

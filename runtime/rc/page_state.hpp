@@ -41,7 +41,9 @@ struct PageMsg {  // COPYSET_ACK, COPYSET_LEAVE
 };
 struct PageRequest {  // PAGE_REQUEST
   uint64_t page;
-  uint32_t pristine;  // the requester still holds the page's initial image
+  uint64_t pristine;  // bit i: the requester still holds page + i pages' initial image
+  uint64_t ahead;     // bit i (i >= 1): page + i pages is asked for too (read-ahead)
+  int32_t requester;  // forwarded by the allocator to the page's home: the rank that asked; else -1
   uint32_t reserved;
 };
 struct PageData {  // PAGE_DATA without the page's bytes (status not kOk; see serve())
@@ -54,6 +56,21 @@ enum : uint32_t {
   kOk = 0,
   kNotShared = 1,
   kUnwritten = 2,  // nobody has written the page: the requester's initial image is it, no data
+  // Pages asked for ahead (read-ahead): the head is an AheadData.
+  kAhead = 3,
+  // Heap nobody has touched: the requester is its home from now on (copysets.cpp,
+  // "homes where the data is first used"), and its initial image is the page.
+  kHomed = 4,
+};
+// PAGE_DATA answering the pages asked for ahead (copysets.cpp, serve_ahead): a PageData
+// with status kAhead, `page` the page the requester faulted on, `members` which pages
+// after it come (bit i: page + i pages), then which of them come with their data; the
+// data follows the head, a page after another in address order. The copyset of each is
+// the home and the requester.
+struct AheadData {
+  PageData d;
+  uint64_t with_data;
+  uint64_t homed;  // of those without data: the requester is their home from now on (kHomed)
 };
 struct MemberMsg {  // COPYSET_JOIN, COPYSET_LEFT
   uint64_t page;
@@ -83,6 +100,9 @@ extern bool g_handler;  // on_segv installed (every job, from mw_init to mw_fina
 extern int g_me, g_np;
 extern size_t g_page;
 extern std::atomic<uint8_t> *g_state;  // one per page of the window
+// The home of each heap page as this rank knows it, plus one; 0: the rank that allocated
+// it (copysets.cpp, "homes where the data is first used").
+extern std::atomic<uint8_t> *g_home;
 
 // The containers are never destroyed: the flusher thread and the fault handler may
 // still use them while a rank that leaves without mw_finalize runs static destructors.
@@ -98,6 +118,10 @@ extern unsigned g_min_flush_us;
 // The fetch the application thread waits for (it has one at a time).
 extern uintptr_t g_fetch_page;
 extern bool g_fetch_pristine;  // the fetch asked with the page's initial image here
+// Read-ahead (page_fault.cpp, fetch): the pages after g_fetch_page asked for along with it
+// and not yet arrived (bit i: g_fetch_page + i pages), and which of them were asked for
+// with their initial image here. Under g_mu.
+extern uint64_t g_fetch_ahead, g_fetch_ahead_pristine;
 extern std::atomic<int> g_fetch_result;  // 0 under way, 1 arrived, 2 not shared memory
 extern std::atomic<uintptr_t> g_fetch_ready;  // the page is writable, in memory, its marks clear
 extern std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed;  // updates meanwhile
@@ -125,6 +149,10 @@ inline uint64_t bit(int r) { return uint64_t{1} << r; }
 inline size_t index_of(uintptr_t page) { return (page - window::kBase) / g_page; }
 inline uintptr_t page_of(uintptr_t a) { return a & ~(uintptr_t{g_page} - 1); }
 inline bool is_static(uintptr_t page) { return page < window::layout().static_end; }
+// `page`'s home is rank r, as far as this rank knows (heap pages; static homes are fixed).
+inline void learn_home(uintptr_t page, int r) {
+  if (!is_static(page)) g_home[index_of(page)].store(static_cast<uint8_t>(r + 1), std::memory_order_release);
+}
 
 // The page's state byte. Home pages need no entry until something changes them (a bind).
 uint8_t state(uintptr_t page);
@@ -144,6 +172,8 @@ void make_none(uintptr_t page);
 // under g_mu and the progress role; thaw undoes it and wakes the faults that wait.
 void freeze(const std::vector<uintptr_t> &pages, int prot);
 void thaw(const std::vector<uintptr_t> &pages);
+// thaw without the protection: the pages' state (and protection) is already what it is to be.
+void end_freeze(const std::vector<uintptr_t> &pages);
 // In the fault handler: if `page` is frozen, waits until it is not and returns true (the
 // access is then retried). Async-signal-safe: atomics and system calls only.
 bool wait_thawed(uintptr_t page);

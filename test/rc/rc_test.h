@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #define RC_PAGE 4096 /* the tests lay their data out in 4 KiB pages (checked at start) */
+#define RC_READ_AHEAD 64 /* pages a copyset fault asks for at most (rc/page_fault.cpp, kReadAhead) */
 
 static int rc_rank, rc_nprocs;
 static const char *rc_prog = "rc", *rc_test = "start";
