@@ -18,7 +18,7 @@
 
 namespace mw::transport {
 
-constexpr long kHandbackGraceNs = 100'000;      // kFd: see park()
+constexpr long kHandbackGraceNs = 100'000;      // see park()
 constexpr long kSleepMaxNs = 2'000'000;
 constexpr uint64_t kMaxBulkSpinNs = 2'000'000;  // see spin_budget_ns()
 constexpr int kPollTakeTries = 512;              // serve_polled(): a few microseconds
@@ -38,16 +38,18 @@ constinit thread_local bool t_defer_sends = false;
 // tells the service thread to park, so two threads never spin on one rank's CQ (on a
 // 2-core machine that would halve the latency-critical thread's share of a core).
 //
-// kDoorbell, the parked service thread sleeps on the bell with kArmedService clear: rings
-// for new messages do not wake it while the application thread polls. When the last
-// application waiter leaves (hand_back), it sets waiters to 0, then arms kArmedService,
-// then looks at the CQ once more: what came before the arming is taken by that look, what
-// comes after rings, and a service thread that the ring wakes finds nobody progressing
-// and takes the CQ. No system call on the way in or out, so a tight acquire/release loop
-// pays none.
-// kFd, the service thread sleeps in epoll on {event_fd, cq_fd}; the cq_fd is disarmed
-// while an application thread polls, and the parked service thread takes the CQ back by
-// itself after the application thread leaves (park()).
+// When the last application waiter leaves (hand_back), the parked service thread takes
+// the CQ back by itself: it looks every kHandbackGraceNs while application threads come
+// and go, and sleeps untimed (woken by hand_back) once one stays. Meanwhile messages set
+// the poll word, and the program's next poll or wait takes them. No system call on the
+// way in or out, and none in the peer's ring, so a tight acquire/release loop pays none.
+// kDoorbell: the parked service thread sleeps on the bell with kArmedService clear, so
+// rings do not wake it. When this host's ranks outnumber its CPUs (lazy_handback off),
+// timed looks would take cores from the waiting ranks instead: hand_back arms
+// kArmedService and looks at the CQ once more, what came before the arming is taken by
+// that look, what comes after rings, and the woken service thread takes the CQ.
+// kFd: the service thread sleeps in epoll on {event_fd, cq_fd}; the cq_fd is disarmed
+// while an application thread polls.
 //
 // Wake-ups that no peer sends. A ring (or the CQ's fd) says a message arrived. Work that
 // one of our threads leaves for another is not a message, so whoever leaves it wakes the
@@ -82,8 +84,10 @@ long thread_cpu_ns() {
 }
 
 // How an idle progress thread waits, in three stages:
-//  1. pause between polls, for the first 64 empty polls (a few microseconds): an answer
-//     from a peer running on another core comes within that. Not when the ranks on this
+//  1. pause between polls, for the first 1024 empty polls: an answer from a peer running
+//     on another core comes within that, a lock hand-over's two messages included (with
+//     64, a waiter went on to yields and CPU-clock reads, each a system call, which on
+//     these paravirtualized machines cost microseconds: hand-over 5.1 against 4.1 us). Not when the ranks on this
 //     host outnumber its CPUs (Progress::pause_polls, set by open()): then the peer is
 //     likely waiting for a core, maybe ours, and every pause keeps it from running
 //     (docs/PERFORMANCE.md, "Figures behind the code");
@@ -203,7 +207,10 @@ void took_role() {
   // Not before we hold the role: a service thread that holds it inside a handler (a send
   // waiting for its kDone) sleeps on the bell with kArmedService, and the ring for that
   // kDone must still reach it while we wait for the role.
-  if (wake.wait == WaitMode::kDoorbell) my_bell()->fetch_and(~kArmedService);
+  // With lazy hand-backs the bit stays: a service thread asleep in block() (idle, before
+  // we came) would otherwise sleep through our leaving to its timeout, since nothing
+  // wakes it then; the first ring wakes it instead, and it parks (park()).
+  if (wake.wait == WaitMode::kDoorbell && !prog.lazy_handback) my_bell()->fetch_and(~kArmedService);
 }
 
 // An application thread that holds the role (t_role_depth == 1) stops progressing: the
@@ -219,36 +226,32 @@ void hand_back(std::unique_lock<std::mutex> &role, bool ran_handlers, const uint
   // and park again with nothing armed, and the next message to this rank would wait for
   // park's timeout.
   const bool last = prog.waiters.fetch_sub(1) == 1;
-  if (last) {
-    switch (wake.wait) {
-      case WaitMode::kDoorbell:
-        // Arm, then look once more (holding the role, which saves taking it again): what
-        // was posted before the arming is taken by this look, what comes after rings the
-        // service thread (ring()'s Dekker pair). Nothing posted since the last poll (the
-        // count, read after the arming: the same pair), no look.
-        my_bell()->fetch_or(kArmedService);
-        if (polled_at && wake.bells[fab.cfg.rank].posted.load(std::memory_order_seq_cst) == *polled_at) break;
-        while (poll_cq(ran_handlers) > 0) {
-        }
-        break;
-      case WaitMode::kFd:
-        // No hand-back here: re-arming the fd costs fi_trywait and epoll_ctl (microseconds
-        // (docs/PERFORMANCE.md, "Figures behind the code")), which a rank waiting for a reply after every
-        // request would pay each time. The parked service thread takes the CQ back by
-        // itself within kHandbackGraceNs (park()); only if it sleeps untimed, after a long
-        // wait of ours, does it need waking (below).
-        wake.app_leaves.fetch_add(1, std::memory_order_relaxed);
-        break;
-      default:
-        break;
-    }
+  if (last && (wake.wait == WaitMode::kFd || (wake.wait == WaitMode::kDoorbell && prog.lazy_handback))) {
+    // No hand-back here: the parked service thread takes the CQ back by itself within
+    // kHandbackGraceNs (park()); only if it sleeps untimed, after a long wait of ours,
+    // does it need waking (below). Arming it here (kDoorbell) cost each leave a ring
+    // later: in a lock hand-over the peer's very next message paid a futex wake-up, and
+    // the woken service thread, on a core its rank was using, found the rank
+    // progressing again and parked (docs/PERFORMANCE.md, "No stalls"); re-arming the
+    // CQ's fd (kFd) costs fi_trywait and epoll_ctl. Messages that come meanwhile set
+    // the poll word (ring()): a poll in the program's loops, or its next wait, takes them.
+    wake.app_leaves.fetch_add(1, std::memory_order_relaxed);
+  } else if (last && wake.wait == WaitMode::kDoorbell) {
+    // Ranks outnumber cores: arm, then look once more (holding the role, which saves
+    // taking it again): what was posted before the arming is taken by this look, what
+    // comes after rings the service thread (ring()'s Dekker pair). Nothing posted since
+    // the last poll (the count, read after the arming: the same pair), no look.
+    my_bell()->fetch_or(kArmedService);
+    if (!polled_at || wake.bells[fab.cfg.rank].posted.load(std::memory_order_seq_cst) != *polled_at)
+      while (poll_cq(ran_handlers) > 0) {
+      }
   }
   bool work_left = left_work();
   t_role_depth = 0;
   role.unlock();
   // service_untimed is read after waiters fell (seq_cst both): park() sets it before it
   // checks waiters, so one of us sees the other.
-  if (last && wake.wait == WaitMode::kFd && wake.service_untimed.load()) work_left = true;
+  if (last && wake.service_untimed.load()) work_left = true;
   if (work_left) wake_local();
 }
 
@@ -433,19 +436,30 @@ void drive(bool (*done_fn)(void *), void *arg, bool run_handlers, unsigned pause
 // The service thread stands aside while an application thread progresses: asleep, and
 // not woken by arriving messages (the application thread takes them).
 void park() {
+  // While application threads come and go (a rank sending requests and waiting for the
+  // replies), look again every kHandbackGraceNs: when none is progressing any more,
+  // service_main takes the CQ over. Once one has stayed for a whole period (a long
+  // wait), sleep until it leaves (hand_back wakes us; 1 s at most: the heartbeat).
+  // kDoorbell: asleep on the bell with kArmedService clear, so peers' rings do not
+  // wake us; wake_local does.
+  const uint64_t seen = wake.app_leaves.load(std::memory_order_relaxed);
   switch (wake.wait) {
     case WaitMode::kDoorbell: {
       uint32_t w = my_bell()->load();
-      // Armed for us only once the application thread has left (and armed it).
-      if (prog.waiters.load() > 0 && !prog.stopping.load()) futex_wait(my_bell(), w, kArmedService, 1000);
+      if (!prog.lazy_handback) {  // hand_back arms us, and the next ring wakes us
+        if (prog.waiters.load() > 0 && !prog.stopping.load()) futex_wait(my_bell(), w, kArmedService, 1000);
+        break;
+      }
+      if (prog.waiters.load() > 0 && !prog.stopping.load()) futex_wait_ns(my_bell(), w, kArmedService, kHandbackGraceNs);
+      if (prog.waiters.load() > 0 && wake.app_leaves.load(std::memory_order_relaxed) == seen) {
+        wake.service_untimed.store(true);
+        w = my_bell()->load();
+        if (prog.waiters.load() > 0 && !prog.stopping.load()) futex_wait(my_bell(), w, kArmedService, 1000);
+        wake.service_untimed.store(false);
+      }
       break;
     }
     case WaitMode::kFd: {
-      // While application threads come and go (a rank sending requests and waiting for
-      // the replies), look again every kHandbackGraceNs: when none is progressing any
-      // more, service_main takes the CQ over. Once one has stayed for a whole period
-      // (a long wait), sleep until it leaves (hand_back wakes us).
-      uint64_t seen = wake.app_leaves.load(std::memory_order_relaxed);
       pollfd p{wake.event_fd, POLLIN, 0};
       timespec grace{0, kHandbackGraceNs};
       ppoll(&p, 1, &grace, nullptr);

@@ -20,7 +20,12 @@ struct Progress {
   std::mutex role_mu;
   std::atomic<int> waiters{0};
   // IdleTimer's first stage, in empty polls: 1 when this host's ranks outnumber its CPUs.
-  unsigned pause_polls = 64;
+  unsigned pause_polls = 1024;
+  // Whether a leaving application thread lets the parked service thread take the CQ back
+  // by itself (park()) instead of arming it for the next ring (hand_back): not when this
+  // host's ranks outnumber its CPUs, where timed looks of every service thread would
+  // take cores from the ranks that wait.
+  bool lazy_handback = true;
   std::atomic<bool> stopping{false};
   std::thread *service = nullptr;  // never destroyed by exit(): mw::fatal may exit any thread
   std::atomic<uint64_t> bulk_in_flight{0};  // bytes of our rendezvous sends and receives under way

@@ -151,7 +151,9 @@ std::vector<uint8_t> open(const Config &cfg) {
   // not crowded, though each may run on one CPU only. Where it cannot tell how many
   // ranks share this host (several hosts), it keeps the pauses.
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  prog.pause_polls = cfg.all_local && cpus > 0 && cfg.nprocs > cpus ? 1 : 64;
+  const bool crowded = cfg.all_local && cpus > 0 && cfg.nprocs > cpus;
+  prog.pause_polls = crowded ? 1 : 1024;
+  prog.lazy_handback = !crowded;
   fab.split = fab.have_source && fab.info->tx_attr->inject_size >= 1024;
   fab.split_max = std::min<size_t>({fab.info->tx_attr->inject_size, kSplitMax, cfg.eager_limit});
   fab.max_msg = fab.info->ep_attr->max_msg_size;

@@ -37,11 +37,15 @@ Wake &wake = *new Wake;
 // Sleeps while *addr == expected, until a wake for one of `bits` or timeout_ms. Returns
 // false if it slept the whole timeout.
 bool futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, int timeout_ms) {
+  return futex_wait_ns(addr, expected, bits, timeout_ms * 1'000'000L);
+}
+
+bool futex_wait_ns(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, long timeout_ns) {
   // FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC time.
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += timeout_ms / 1000;
-  ts.tv_nsec += (timeout_ms % 1000) * 1'000'000L;
+  ts.tv_sec += timeout_ns / 1'000'000'000L;
+  ts.tv_nsec += timeout_ns % 1'000'000'000L;
   if (ts.tv_nsec >= 1'000'000'000L) ts.tv_sec += 1, ts.tv_nsec -= 1'000'000'000L;
   // EAGAIN (the word changed), ETIMEDOUT, EINTR: all mean "look again".
   return syscall(SYS_futex, reinterpret_cast<uint32_t *>(addr), FUTEX_WAIT_BITSET, expected, &ts,

@@ -53,6 +53,7 @@ extern Wake &wake;
 
 // Sleeps while *addr == expected, until a wake for one of `bits` or timeout_ms.
 bool futex_wait(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, int timeout_ms);
+bool futex_wait_ns(std::atomic<uint32_t> *addr, uint32_t expected, uint32_t bits, long timeout_ns);
 void futex_wake(std::atomic<uint32_t> *addr, uint32_t bits);
 
 inline std::atomic<uint32_t> *my_bell() { return &wake.bells[fab.cfg.rank].word; }
