@@ -10,7 +10,9 @@
 // randomization off for itself (personality(ADDR_NO_RANDOMIZE), which is inherited by
 // exec and by its children). Every rank then loads the same executable and the same
 // libraries at the same addresses, under mwrun, mpirun and srun alike, with no flag.
-// MW_SAME_LAYOUT=0 keeps randomization (core/settings.def).
+// mwrun starts its ranks with randomization off already, which spares them the second
+// start (a start loads libfabric, whose libpsm2 and libinfinipath constructors sleep
+// 100 ms each). MW_SAME_LAYOUT=0 keeps randomization (core/settings.def).
 #pragma once
 
 namespace mw::same_layout {

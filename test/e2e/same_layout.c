@@ -5,6 +5,9 @@
 // RUN: %mwcc -O2 %s -o %t
 // RUN: %mwrun -n 3 %t | FileCheck %s
 // RUN: env MW_SAME_LAYOUT=0 %mwrun -n 2 %t | FileCheck %s --check-prefix=KEEP
+// mwrun starts its ranks with randomization off already; `setarch x86_64` turns it back on
+// for the rank, as under mpirun or srun, so that the rank re-executes itself.
+// RUN: %mwrun -n 3 --exec-prefix 'setarch x86_64' %t | FileCheck %s
 #include <midway.h>
 #include <stdio.h>
 #include <string.h>
