@@ -99,14 +99,7 @@ std::string datum(uintptr_t a, const mw_site *site) {
   const uintptr_t base = o ? reinterpret_cast<uintptr_t>(o->base) : 0;
   if (o && a >= base && a < base + o->size) return symbols::element(o->name, *o, a - base);
   if (symbols::known(a)) return symbols::variable(a);
-  uintptr_t block, caller;
-  size_t size;
-  if (heap::block_of(a, &block, &size, &caller))
-    return "offset " + std::to_string(a - block) + " of mw_malloc(" + std::to_string(size) +
-           ") (called from " + symbols::call_site(caller) + ")";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%#" PRIxPTR " (heap memory allocated by another rank)", a);
-  return buf;
+  return heap_datum(a);
 }
 
 std::string held_locks() {
@@ -212,6 +205,17 @@ inline void check(uintptr_t a, size_t size, const mw_site *site, bool store) {
 }
 
 }  // namespace
+
+std::string heap_datum(uintptr_t a) {
+  uintptr_t block, caller;
+  size_t size;
+  if (heap::block_of(a, &block, &size, &caller))
+    return "offset " + std::to_string(a - block) + " of mw_malloc(" + std::to_string(size) +
+           ") (called from " + symbols::call_site(caller) + ")";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%#" PRIxPTR " (heap memory allocated by another rank)", a);
+  return buf;
+}
 
 std::string location(const mw_location &l) {
   std::string out = l.file ? l.file : "<unknown file>";

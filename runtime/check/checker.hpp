@@ -67,6 +67,9 @@ constexpr int kExitStatus = 66;
 bool abort_on_report();          // MW_CHECK=abort
 void start_races(bool check_build);
 int races_reported();
+// Heap memory as reports print it: by the mw_malloc call that made its block (when this
+// rank made it), else by address.
+std::string heap_datum(uintptr_t a);
 // An access site as reports print it: file:line:col in function.
 std::string location(const mw_location &l);
 

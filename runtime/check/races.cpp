@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cinttypes>
 #include <cstdio>
 #include <limits>
 #include <map>
@@ -17,7 +16,6 @@
 #include "core/error.hpp"
 #include "ec/barriers.hpp"
 #include "ec/protocol.hpp"
-#include "memory/heap.hpp"
 #include "memory/symbols.hpp"
 
 namespace mw::check {
@@ -44,14 +42,7 @@ std::atomic<int> g_reports{0};
 // mw_malloc call that made its block (when this rank made it).
 std::string datum(uintptr_t a, size_t len) {
   if (symbols::known(a)) return protocol::data_name(a, len);
-  uintptr_t block, caller;
-  size_t size;
-  if (heap::block_of(a, &block, &size, &caller))
-    return "offset " + std::to_string(a - block) + " of mw_malloc(" + std::to_string(size) +
-           ") (called from " + symbols::call_site(caller) + ")";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%#" PRIxPTR, a);
-  return std::string(buf) + " (heap memory allocated by another rank)";
+  return heap_datum(a);
 }
 
 [[gnu::cold]] void report(uintptr_t a, size_t len, int first, int second) {
