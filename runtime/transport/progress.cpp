@@ -87,10 +87,10 @@ long thread_cpu_ns() {
 //  1. pause between polls, for the first 1024 empty polls: an answer from a peer running
 //     on another core comes within that, a lock hand-over's two messages included (with
 //     64, a waiter went on to yields and CPU-clock reads, each a system call, which on
-//     these paravirtualized machines cost microseconds: hand-over 5.1 against 4.1 us). Not when the ranks on this
-//     host outnumber its CPUs (Progress::pause_polls, set by open()): then the peer is
-//     likely waiting for a core, maybe ours, and every pause keeps it from running
-//     (docs/PERFORMANCE.md, "Figures behind the code");
+//     these paravirtualized machines cost microseconds: hand-over 5.1 against 4.1 us).
+//     Not when the ranks on this host outnumber its CPUs (Progress::pause_polls, set by
+//     open()): then the peer is likely waiting for a core, maybe ours, and every pause
+//     keeps it from running (docs/PERFORMANCE.md, "Figures behind the code");
 //  2. sched_yield between polls: if the peer shares our core (more runnable threads than
 //     cores, the common case of 8 ranks on 2 cores) it runs at once instead of after our
 //     time slice. Except in wait_shared (keep_core) with stage 1 on: the awaited store
