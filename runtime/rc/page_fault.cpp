@@ -188,8 +188,7 @@ bool fetch(uintptr_t page, int home) {
     // through an array it did not write itself (a worker's band of what rank 0 read in,
     // a transpose's columns) then waits for one round trip per kReadAhead pages instead
     // of one a page, and the home, busy computing, is interrupted that much less. Not
-    // with processor-consistent
-    // data, whose pages are not the copysets' alone.
+    // with processor-consistent data, whose pages are not the copysets' alone.
     if (shortest_flush_us() == 0)
       for (int i = 1; i < kReadAhead; ++i) {
         const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;

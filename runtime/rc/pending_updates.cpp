@@ -93,9 +93,11 @@ int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_a
   // own are merged here (check/races.cpp: data races). The flusher's are not checked.
   const uint64_t race_clock = protocol::race_clock(!copy);
   if (race_clock)
-    for (size_t i = 0; i < pages.size(); ++i)
-      for (size_t k = first[i]; k < first[i + 1] && copysets::home_of(pages[i].page) == me; ++k)
+    for (size_t i = 0; i < pages.size(); ++i) {
+      if (copysets::home_of(pages[i].page) != me) continue;
+      for (size_t k = first[i]; k < first[i + 1]; ++k)
         protocol::race_merged(me, race_clock, runs[k].addr, runs[k].len);
+    }
   UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
   int sent = 0;
   for (int m = 0; m < np; ++m) {
