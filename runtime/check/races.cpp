@@ -48,7 +48,10 @@ std::string datum(uintptr_t a, size_t len) {
 [[gnu::cold]] void report(uintptr_t a, size_t len, int first, int second) {
   // Once per variable (or page of heap memory) and pair of writers.
   const uintptr_t object = symbols::known(a) ? symbols::base_of(a) : a & ~uintptr_t{4095};
-  if (!g_seen.emplace(object, std::min(first, second), std::max(first, second)).second) return;
+  // Which update reached the home first is itself the race: name the writers in rank
+  // order so that the report reads the same in every run.
+  if (first > second) std::swap(first, second);
+  if (!g_seen.emplace(object, first, second).second) return;
   g_reports.fetch_add(1, std::memory_order_relaxed);
   std::fprintf(stderr,
                "midway: check: data race: two ranks wrote the same bytes of release-consistent data "
