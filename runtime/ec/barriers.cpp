@@ -65,6 +65,18 @@ using wire::ReleaseExtra;
 // FINALIZING, its mw_finalize. After each store the writer rings the reader's application
 // thread (transport::ring_waiter); a waiter reads the words in its predicate
 // (transport::wait_shared), so asleep it is woken, and awake the ring costs one load.
+//
+// Two ranks: each arrival is the other's release. The manager's arrival with no runs
+// goes into its own line too (kArrivalSeq..kArrivalClock, there a seqlock: odd while
+// written, since the manager writes them again as soon as it has crossed), and rank 1,
+// whose own arrival went through its line, leaves as soon as it sees it there: one
+// store's latency after the later arrival, as MPI_Barrier's exchange, not the round trip
+// through the manager. The manager still takes the arrival and releases as above (its
+// checks run, and a rank 1 that missed the manager's arrival, overwritten by its next
+// one, sees the release), and both sides leave at the same clock, max(arrival clocks)+1,
+// as a release would carry. Rank 1 may then be on its way before the manager took its
+// arrival: it writes its line again only once the manager's kTaken says it has, and the
+// manager takes line arrivals before a message's (on_arrive), which may now overtake.
 enum : size_t {
   kArrivalSeq,
   kArrivalAddr,
@@ -73,7 +85,11 @@ enum : size_t {
   kReleaseSeq,
   kReleaseClock,
   kCpu,
+  kTaken,  // the manager's line, two ranks: rank 1's slot arrivals taken so far
 };
+
+// Is the exchange above on? Two ranks sharing a page.
+bool exchange() { return protocol::nprocs() == 2; }
 
 // Records in this rank's line the CPU it runs on (stored only when it changes: peers
 // read it at every crossing).
@@ -114,6 +130,10 @@ struct Barrier {
   // runs and, but the manager's, waits on its line. Then a thread that is not running
   // as a handler may complete it (take_slot_arrivals(false)).
   bool quiet = true;
+  // At the manager, two ranks: its arrival went into its line, and rank 1's came through
+  // its own; the largest clock of the two (the crossing's clock is one more).
+  bool published = false, peer_by_line = false;
+  uint64_t exchange_clock = 0;
   std::vector<std::pair<int, std::vector<Run>>> arrivals;
   // At the manager, per rank: the runs of an arrival too big for one message, from its
   // messages before the last (BARRIER_DATA), which on_arrive joins to the last one's.
@@ -134,6 +154,11 @@ std::vector<int> &g_finalized = *new std::vector<int>;  // ranks that have reach
 // see whether there is anything to take) and its slot releases so far.
 uint64_t g_arrivals = 0, g_releases_seen = 0;
 bool g_slot_busy = false;
+// Rank 1 of two: the slot arrival it left on before the manager took it (0: none). Its
+// line is not written again until the manager's kTaken reaches it. The manager: its
+// line's seqlock count.
+std::atomic<uint64_t> g_untaken{0};
+uint64_t g_published = 0;
 std::atomic<uint64_t> *g_taken = nullptr;
 std::vector<uint64_t> &g_released = *new std::vector<uint64_t>;
 
@@ -247,8 +272,15 @@ void complete(Barrier &k) {
   if (!k.final) {
     ReleaseExtra ex{epoch};
     // One clock for the whole release: every rank leaves the crossing at the same clock,
-    // which the checker's race test relies on (check/checker.hpp, "Data races").
-    const uint64_t clock = protocol::tick();
+    // which the checker's race test relies on (check/checker.hpp, "Data races"). After
+    // the two-rank exchange, the one rank 1 computes too.
+    uint64_t clock = 0;
+    if (k.published && k.peer_by_line) {
+      clock = k.exchange_clock + 1;
+      protocol::observe(clock);
+    } else {
+      clock = protocol::tick();
+    }
     g_crossed_clock = clock;
     bool by_slot = false;
     for (int r = 0; r < protocol::nprocs(); ++r) {
@@ -274,6 +306,8 @@ void complete(Barrier &k) {
   std::fill(k.seen.begin(), k.seen.end(), 0);
   std::fill(k.by_slot.begin(), k.by_slot.end(), 0);
   k.quiet = true;
+  k.published = k.peer_by_line = false;
+  k.exchange_clock = 0;
   k.arrivals.clear();
   k.released.store(epoch, std::memory_order_release);  // the manager's own crossing
 }
@@ -324,7 +358,13 @@ void take_slot_arrivals(bool may_send) {
     // It stays in the line, the rank waiting, until they have.
     if (epoch > k.open || (!may_send && !k.quiet)) continue;
     g_taken[r].store(seq, std::memory_order_relaxed);
-    protocol::observe(line->word[kArrivalClock].load(std::memory_order_relaxed));
+    const uint64_t clock = line->word[kArrivalClock].load(std::memory_order_relaxed);
+    protocol::observe(clock);
+    if (exchange()) {
+      k.peer_by_line = true;
+      k.exchange_clock = std::max(k.exchange_clock, clock);
+      transport::shared_line(kManager)->word[kTaken].store(seq, std::memory_order_release);
+    }
     if (k.seen[static_cast<size_t>(r)])
       fatal("mw_barrier", "barrier %s: rank %d arrived twice at crossing %llu", protocol::barrier_name(reinterpret_cast<void *>(addr)).c_str(),
             r, static_cast<unsigned long long>(epoch));
@@ -353,6 +393,9 @@ void on_arrive(const Header &h, Bytes head) {
   protocol::observe(h.clock);
   if (me() != kManager)
     protocol::malformed(h, "this rank manages no barrier");
+  // Rank 1 of two may send this having left its last crossing before the manager took
+  // its line's arrival (the exchange): that arrival comes first.
+  take_slot_arrivals(true);
   Barrier &k = get(p.object);
   // The runs of the arrival's earlier messages first (on_data), then its last one's.
   std::vector<Run> runs = std::move(k.parts[static_cast<size_t>(h.sender)]);
@@ -426,7 +469,16 @@ void cross(mw_barrier_t *b, bool final) {
   Barrier *k = nullptr;
   uint64_t epoch = 0;
   std::vector<Run> runs;
-  bool slot = false, arrived = false;
+  bool slot = false, arrived = false, by_exchange = false;
+  uint64_t arrival_clock = 0;
+  // The exchange's wait for the manager to take this rank's last arrival (it was taking it
+  // as this rank left): without the mutex, which the handlers run under.
+  if (const uint64_t untaken = g_untaken.load(std::memory_order_relaxed); untaken != 0 && !final && line)
+    transport::wait_shared(
+        [untaken] {
+          return transport::shared_line(kManager)->word[kTaken].load(std::memory_order_acquire) >= untaken;
+        },
+        peer_on_my_cpu());
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     k = &get(reinterpret_cast<uintptr_t>(b));
@@ -441,6 +493,18 @@ void cross(mw_barrier_t *b, bool final) {
         dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
     for (const Run &r : runs) dirty::clear(reinterpret_cast<void *>(r.addr), r.len);
     if (manager) {
+      if (line && exchange() && !final && runs.empty()) {
+        // The exchange: rank 1 may leave on this (seqlock: see the words' comment).
+        const uint64_t clock = protocol::tick();
+        line->word[kArrivalSeq].store(++g_published, std::memory_order_relaxed);
+        std::atomic_thread_fence(std::memory_order_release);
+        line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
+        line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
+        line->word[kArrivalClock].store(clock, std::memory_order_relaxed);
+        line->word[kArrivalSeq].store(++g_published, std::memory_order_release);
+        k->published = true;
+        k->exchange_clock = std::max(k->exchange_clock, clock);
+      }
       // An arrival that cannot make the crossing send anything needs no handler's
       // context (below): the usual one at a barrier with nothing bound.
       if (runs.empty() && k->quiet) {
@@ -451,7 +515,13 @@ void cross(mw_barrier_t *b, bool final) {
     } else {
       // Through the line if it may (see above): a release to wait for, and no other
       // crossing of this rank using the line. With no runs the arrival goes there too.
-      slot = line != nullptr && !final && !g_slot_busy;
+      const uint64_t untaken = g_untaken.load(std::memory_order_relaxed);
+      if (untaken != 0 && line &&
+          transport::shared_line(kManager)->word[kTaken].load(std::memory_order_acquire) >= untaken)
+        g_untaken.store(0, std::memory_order_relaxed);
+      // (An arrival not taken yet keeps the line: this one goes by message, which the
+      // manager takes after it.)
+      slot = line != nullptr && !final && !g_slot_busy && g_untaken.load(std::memory_order_relaxed) == 0;
       if (slot) {
         g_slot_busy = true;
         k->slot_release = g_releases_seen + 1;
@@ -459,10 +529,12 @@ void cross(mw_barrier_t *b, bool final) {
       if (slot && runs.empty()) {
         line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
         line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
-        line->word[kArrivalClock].store(protocol::tick(), std::memory_order_relaxed);
+        arrival_clock = protocol::tick();
+        line->word[kArrivalClock].store(arrival_clock, std::memory_order_relaxed);
         line->word[kArrivalSeq].store(++g_arrivals, std::memory_order_release);
         transport::ring_waiter(kManager);
         arrived = true;
+        by_exchange = exchange();
       }
     }
   }
@@ -504,13 +576,45 @@ void cross(mw_barrier_t *b, bool final) {
     }
   } else {
     const uint64_t want = k->slot_release;  // set and cleared by this thread only
-    auto done = [k, epoch, line, want] {
+    // The exchange: the manager's arrival at this crossing, read whole (seqlock).
+    transport::SharedLine *const theirs = by_exchange ? transport::shared_line(kManager) : nullptr;
+    uint64_t their_clock = 0;
+    auto arrived_there = [theirs, k, epoch, &their_clock] {
+      const uint64_t seq = theirs->word[kArrivalSeq].load(std::memory_order_acquire);
+      if (seq & 1) return false;
+      const uint64_t addr = theirs->word[kArrivalAddr].load(std::memory_order_relaxed);
+      const uint64_t at = theirs->word[kArrivalEpoch].load(std::memory_order_relaxed);
+      const uint64_t clock = theirs->word[kArrivalClock].load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if (theirs->word[kArrivalSeq].load(std::memory_order_relaxed) != seq || addr != k->addr || at != epoch)
+        return false;
+      their_clock = clock;
+      return true;
+    };
+    auto done = [k, epoch, line, want, theirs, &arrived_there] {
       return k->released.load(std::memory_order_acquire) >= epoch ||
-             (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want);
+             (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want) ||
+             (theirs && arrived_there());
     };
     if (!done()) {
       if (want != 0) transport::wait_shared(done, peer_on_my_cpu());
       else transport::progress_until([&done] { return done(); });
+    }
+    if (their_clock != 0) {
+      std::lock_guard<std::mutex> g(protocol::mu());
+      if (line->word[kReleaseSeq].load(std::memory_order_acquire) < k->slot_release) {
+        // Released by the exchange, before the manager's release (which comes anyway,
+        // with this clock, and is counted as seen).
+        g_crossed_clock = std::max(their_clock, arrival_clock) + 1;
+        protocol::observe(g_crossed_clock);
+        g_releases_seen = k->slot_release;
+        k->released.store(epoch, std::memory_order_release);
+        g_untaken.store(g_arrivals, std::memory_order_relaxed);
+        k->slot_release = 0;
+        g_slot_busy = false;
+        k->waiting = false;
+        return;
+      }
     }
   }
   std::lock_guard<std::mutex> g(protocol::mu());
