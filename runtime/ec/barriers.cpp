@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -462,7 +463,12 @@ void init() {
 void cross(mw_barrier_t *b, bool final) {
   const char *call = call_of(final);
   protocol::check_object(call, "barrier", b, sizeof *b);
-  stats::ScopedWait wait(stats::Wait::Barrier);
+  // The time blocked, from the first step that may block: a crossing that finds the
+  // others there reads no clock (two reads were a sixth of a two-rank crossing).
+  std::optional<stats::ScopedWait> blocked;
+  auto block = [&blocked] {
+    if (!blocked) blocked.emplace(stats::Wait::Barrier);
+  };
   waits::Waiting waiting(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), kManager);
   transport::SharedLine *const line = transport::shared_line(me());
   const bool manager = me() == kManager;
@@ -473,12 +479,15 @@ void cross(mw_barrier_t *b, bool final) {
   uint64_t arrival_clock = 0;
   // The exchange's wait for the manager to take this rank's last arrival (it was taking it
   // as this rank left): without the mutex, which the handlers run under.
-  if (const uint64_t untaken = g_untaken.load(std::memory_order_relaxed); untaken != 0 && !final && line)
-    transport::wait_shared(
-        [untaken] {
-          return transport::shared_line(kManager)->word[kTaken].load(std::memory_order_acquire) >= untaken;
-        },
-        peer_on_my_cpu());
+  if (const uint64_t untaken = g_untaken.load(std::memory_order_relaxed); untaken != 0 && !final && line) {
+    auto taken = [untaken] {
+      return transport::shared_line(kManager)->word[kTaken].load(std::memory_order_acquire) >= untaken;
+    };
+    if (!taken()) {
+      block();
+      transport::wait_shared(taken, peer_on_my_cpu());
+    }
+  }
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     k = &get(reinterpret_cast<uintptr_t>(b));
@@ -541,7 +550,8 @@ void cross(mw_barrier_t *b, bool final) {
   // A step that may send runs as a handler, so that its messages keep their order with
   // the handlers' and a send never waits for a thread that waits for the mutex
   // (transport::as_handler).
-  if (!arrived)
+  if (!arrived) {
+    block();  // a send may wait for the role or for room
     transport::as_handler([&] {
       std::lock_guard<std::mutex> g(protocol::mu());
       if (manager) {
@@ -553,6 +563,7 @@ void cross(mw_barrier_t *b, bool final) {
       updates::send(kManager, MsgType::kBarrierData, MsgType::kBarrierArrive, k->addr, runs, &ex,
                     sizeof ex, protocol::tick());
     });
+  }
   stats::barrier_crossed();
   if (!k->waiting) return;
   // The wait. With a shared page the answer is most likely a store to a line (a slot
@@ -571,6 +582,7 @@ void cross(mw_barrier_t *b, bool final) {
       return k->released.load(std::memory_order_acquire) >= epoch;
     };
     if (!taken()) {
+      block();
       if (line) transport::wait_shared(taken, peer_on_my_cpu());
       else transport::progress_until([&taken] { return taken(); });
     }
@@ -597,6 +609,7 @@ void cross(mw_barrier_t *b, bool final) {
              (theirs && arrived_there());
     };
     if (!done()) {
+      block();
       if (want != 0) transport::wait_shared(done, peer_on_my_cpu());
       else transport::progress_until([&done] { return done(); });
     }
