@@ -125,8 +125,9 @@ static cl::opt<unsigned> ClInlineRangeBytes(
     "midway-inline-range-bytes",
     cl::desc("Mark a loop's range of run-time length inline, with a word-wide "
              "OR per 64 bytes, when it ends within this many bytes of the "
-             "start of its first shadow byte (a multiple of 64, at most 512); "
-             "longer ranges call the runtime. 0: always call the runtime"),
+             "start of its first shadow byte (rounded down to a multiple of 64, "
+             "at most 512); longer ranges call the runtime. 0: always call the "
+             "runtime"),
     cl::init(256), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClMergeAdjacent(
