@@ -9,7 +9,9 @@
 # the Midway runs' totals over every rank (mwrun --stats=json), medians too.
 #
 # Usage: bench/splash3.sh [--repeat N] [--procs "1 2"] [--programs "fft lu radix water ocean"]
-#                         [--build DIR]
+#                         [--build DIR] [--mwcc-flags "FLAGS"]
+# --mwcc-flags adds FLAGS to the Midway build's mwcc command line (to compare a pass
+# option's settings, e.g. "-mllvm -midway-inline-range-bytes=0", in one sitting).
 # Prints a Markdown table (docs/PERFORMANCE.md keeps one). Exits 77 without the programs.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,7 +22,8 @@ while [ $# -gt 0 ]; do
     --procs) procs=$2; shift 2 ;;
     --programs) programs=$2; shift 2 ;;
     --build) build=$(cd "$2" && pwd); shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --mwcc-flags) splash3_mwcc_flags=$2; shift 2 ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench/splash3.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -121,6 +121,15 @@ static cl::opt<bool> ClLoopRanges(
              "instead of after every store"),
     cl::init(true), cl::cat(MidwayCategory));
 
+static cl::opt<unsigned> ClInlineRangeBytes(
+    "midway-inline-range-bytes",
+    cl::desc("Mark a loop's range of run-time length inline, with a word-wide "
+             "OR per 64 bytes, when it ends within this many bytes of the "
+             "start of its first shadow byte (rounded down to a multiple of 64, "
+             "at most 512); longer ranges call the runtime. 0: always call the "
+             "runtime"),
+    cl::init(256), cl::cat(MidwayCategory));
+
 static cl::opt<bool> ClMergeAdjacent(
     "midway-merge-adjacent",
     cl::desc("Mark stores that fill a contiguous range in one basic block once, "
@@ -960,7 +969,8 @@ private:
   void checkWrite(const Write &W);
   void checkLoad(const Load &L);
   void markRange(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
-                 Value *Len, Align Alignment, bool CheckWindow);
+                 Value *Len, Align Alignment, bool CheckWindow,
+                 bool InlineShort = false);
   void markBytes(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
                  ArrayRef<ByteRange> Bytes, Align Alignment, bool CheckWindow,
                  Value *Cond = nullptr);
@@ -968,6 +978,9 @@ private:
   void orIntoShadow(IRBuilder<> &IRB, Value *Addr, Value *Bits, unsigned NumBits,
                     Align Alignment);
   void markLongRange(IRBuilder<> &IRB, Value *Addr, uint64_t Size);
+  void markShortRange(IRBuilder<> &IRB, Value *Addr, Value *Len, Align Alignment,
+                      unsigned Words);
+  void orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits);
   void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
   Value *inWindow(IRBuilder<> &IRB, Value *Addr) {
@@ -1749,7 +1762,8 @@ bool FunctionInstrumenter::instrument() {
     Count(Mark.Range.R);
     markRange(Mark.InsertBefore,
               Mark.Range.Latch->getTerminator()->getDebugLoc(), Mark.Start,
-              Mark.Len, Mark.Range.Alignment, Mark.Range.R == Region::Unknown);
+              Mark.Len, Mark.Range.Alignment, Mark.Range.R == Region::Unknown,
+              /*InlineShort=*/true);
   }
 
   for (const MergedMark &M : MergedMarks) {
@@ -2239,14 +2253,17 @@ Value *midway::inWindow(IRBuilder<> &IRB, Value *Addr, IntegerType *IntptrTy) {
 namespace {
 
 /// Marks [Addr, Addr + Len) before InsertBefore, checking first that Addr is
-/// in the window if asked to. A constant length is marked inline; a length
+/// in the window if asked to. A constant length is marked inline. A length
 /// known only at run time is marked by the runtime, whose call costs little
-/// next to such a write (a memcpy of unknown size, a whole loop), and which
-/// private memory never reaches past the inline check.
+/// next to a memcpy of unknown size; a loop's range (InlineShort) is often a
+/// short row instead (a block of 16 doubles), and one that ends within
+/// -midway-inline-range-bytes of its first shadow byte is marked inline, the
+/// runtime marking the longer ones. Private memory never reaches past the
+/// inline window check.
 void FunctionInstrumenter::markRange(Instruction *InsertBefore,
                                      const DebugLoc &Loc, Value *Addr,
                                      Value *Len, Align Alignment,
-                                     bool CheckWindow) {
+                                     bool CheckWindow, bool InlineShort) {
   if (auto *ConstLen = dyn_cast<ConstantInt>(Len)) {
     if (!ConstLen->isZero())
       markBytes(InsertBefore, Loc, Addr, {{0, ConstLen->getZExtValue()}},
@@ -2258,8 +2275,27 @@ void FunctionInstrumenter::markRange(Instruction *InsertBefore,
   if (CheckWindow)
     IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
         inWindow(IRB, Addr), InsertBefore, /*Unreachable=*/false));
-  IRB.CreateCall(MI.getMarkRangeFn(),
-                 {Addr, IRB.CreateZExtOrTrunc(Len, IntptrTy)})
+  Len = IRB.CreateZExtOrTrunc(Len, IntptrTy);
+  // As in markBits: the start may be known better aligned than the stores.
+  Alignment = std::max(Alignment, Addr->getPointerAlignment(DL));
+  if (unsigned Words = std::min(ClInlineRangeBytes.getValue(), 512u) / 64;
+      InlineShort && Words) {
+    // Short: 0 < Len and (Addr & 7) + Len <= 64 * Words, as one compare. A
+    // length of 0 wraps around and goes to the runtime, which marks nothing.
+    Value *Room = ConstantInt::get(IntptrTy, 64 * Words);
+    if (Alignment.value() < BytesPerShadowByte)
+      Room = IRB.CreateSub(Room, IRB.CreateAnd(IRB.CreatePtrToInt(Addr, IntptrTy),
+                                               BytesPerShadowByte - 1));
+    Value *Short = IRB.CreateICmpULT(
+        IRB.CreateSub(Len, ConstantInt::get(IntptrTy, 1)), Room, "midway.short");
+    Instruction *ThenTerm, *ElseTerm;
+    SplitBlockAndInsertIfThenElse(Short, &*IRB.GetInsertPoint(), &ThenTerm,
+                                  &ElseTerm);
+    IRB.SetInsertPoint(ThenTerm);
+    markShortRange(IRB, Addr, Len, Alignment, Words);
+    IRB.SetInsertPoint(ElseTerm);
+  }
+  IRB.CreateCall(MI.getMarkRangeFn(), {Addr, Len})
       ->setMetadata(LLVMContext::MD_nosanitize,
                     MDNode::get(F.getContext(), {}));
 }
@@ -2339,10 +2375,7 @@ void FunctionInstrumenter::markLongRange(IRBuilder<> &IRB, Value *Addr,
     return IRB.CreateTrunc(IRB.CreateAnd(A, BytesPerShadowByte - 1), IRB.getInt8Ty());
   };
   // First shadow byte: bits Begin & 7 .. 7.
-  storeShadow(IRB, First,
-              IRB.CreateOr(IRB.CreateAlignedLoad(IRB.getInt8Ty(), First, Align(1)),
-                           IRB.CreateShl(IRB.getInt8(0xFF), LowBits(Begin))),
-              Align(1));
+  orShadow(IRB, First, IRB.CreateShl(IRB.getInt8(0xFF), LowBits(Begin)));
   uint64_t Middle = Size / BytesPerShadowByte - 1;
   IRB.CreateMemSet(IRB.CreateConstGEP1_64(IRB.getInt8Ty(), First, 1),
                    IRB.getInt8(0xFF), Middle, Align(1))
@@ -2355,10 +2388,55 @@ void FunctionInstrumenter::markLongRange(IRBuilder<> &IRB, Value *Addr,
   // byte then belongs to the data after the range and is ORed with zero).
   Value *TailBits = IRB.CreateSub(IRB.CreateShl(IRB.getInt8(1), LowBits(End)),
                                   IRB.getInt8(1));
-  storeShadow(IRB, Last,
-              IRB.CreateOr(IRB.CreateAlignedLoad(IRB.getInt8Ty(), Last, Align(1)),
-                           TailBits),
-              Align(1));
+  orShadow(IRB, Last, TailBits);
+}
+
+/// Marks Len bytes at Addr, 0 < (Addr & 7) + Len <= 64 * Words, inline: one
+/// word-wide OR of the shadow per 64 bytes, each made only if the range reaches
+/// into its word. Every word ORed thus starts at a shadow byte holding marked
+/// bits and reaches at most 7 bytes past the last one (midway.h's contract,
+/// as for orIntoShadow), and its bits outside the range are ORed with zero.
+void FunctionInstrumenter::markShortRange(IRBuilder<> &IRB, Value *Addr,
+                                          Value *Len, Align Alignment,
+                                          unsigned Words) {
+  Type *WordTy = IRB.getInt64Ty();
+  Value *AllOnes = Constant::getAllOnesValue(WordTy);
+  // The range's bits, counted from bit 0 of its first shadow byte: [Shift, End).
+  Value *Shift = nullptr;
+  Value *End = IRB.CreateZExtOrTrunc(Len, WordTy);
+  if (Alignment.value() < BytesPerShadowByte) {
+    Shift = IRB.CreateZExtOrTrunc(
+        IRB.CreateAnd(IRB.CreatePtrToInt(Addr, IntptrTy), BytesPerShadowByte - 1),
+        WordTy);
+    End = IRB.CreateAdd(Shift, End);
+  }
+  Value *Shadow = shadowAddress(IRB, Addr);
+  for (unsigned J = 0; J < Words; ++J) {
+    if (J)  // word J has marked bits only if the range ends past its bit 0
+      IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
+          IRB.CreateICmpUGT(End, ConstantInt::get(WordTy, 64 * J)),
+          &*IRB.GetInsertPoint(), /*Unreachable=*/false));
+    // Bits [0, End - 64J) of the word, all 64 if the range goes on past it: a
+    // right shift of all-ones by 64(J + 1) - End, saturated at 0 (and at most
+    // 63, since End > 64J).
+    Value *Bits = IRB.CreateLShr(
+        AllOnes, IRB.CreateBinaryIntrinsic(Intrinsic::usub_sat,
+                                           ConstantInt::get(WordTy, 64 * (J + 1)),
+                                           End));
+    if (!J && Shift)
+      Bits = IRB.CreateAnd(Bits, IRB.CreateShl(AllOnes, Shift));
+    orShadow(IRB, J ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow, 8 * J) : Shadow,
+             Bits);
+  }
+}
+
+/// ORs Bits into the shadow at Shadow, as wide as Bits: a plain read-modify-write
+/// (midway.h: the runtime clears partial shadow bytes with an atomic AND, so the
+/// race can leave a spurious mark but never loses one).
+void FunctionInstrumenter::orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits) {
+  LoadInst *Old = IRB.CreateAlignedLoad(Bits->getType(), Shadow, Align(1));
+  Old->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(F.getContext(), {}));
+  storeShadow(IRB, Shadow, IRB.CreateOr(Old, Bits), Align(1));
 }
 
 /// Stores a mark's new shadow value. With conditional marks, the store happens
@@ -2404,10 +2482,7 @@ void FunctionInstrumenter::orIntoShadow(IRBuilder<> &IRB, Value *Addr,
                                  BytesPerShadowByte - 1);
     Mask = IRB.CreateShl(Mask, IRB.CreateZExtOrTrunc(Shift, WideTy));
   }
-  Value *Shadow = shadowAddress(IRB, Addr);
-  LoadInst *Old = IRB.CreateAlignedLoad(WideTy, Shadow, Align(1));
-  Old->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(F.getContext(), {}));
-  storeShadow(IRB, Shadow, IRB.CreateOr(Old, Mask), Align(1));
+  orShadow(IRB, shadowAddress(IRB, Addr), Mask);
 }
 
 //===----------------------------------------------------------------------===//

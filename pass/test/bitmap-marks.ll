@@ -329,10 +329,10 @@ define void @memset121_align1(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[ES:%.*]] = lshr i64 [[E2]], 3
 ; CHECK-NEXT:    [[LA:%.*]] = add i64 [[ES]], 17592186044416
 ; CHECK-NEXT:    [[LAST:%.*]] = inttoptr i64 [[LA]] to ptr
-; CHECK-NEXT:    [[OLD1:%.*]] = load i8, ptr [[FIRST]], align 1
 ; CHECK-NEXT:    [[LO:%.*]] = and i64 [[BEGIN]], 7
 ; CHECK-NEXT:    [[LO8:%.*]] = trunc i64 [[LO]] to i8
 ; CHECK-NEXT:    [[HEAD:%.*]] = shl i8 -1, [[LO8]]
+; CHECK-NEXT:    [[OLD1:%.*]] = load i8, ptr [[FIRST]], align 1
 ; CHECK-NEXT:    [[NEW1:%.*]] = or i8 [[OLD1]], [[HEAD]]
 ; CHECK-NEXT:    store i8 [[NEW1]], ptr [[FIRST]], align 1, !nosanitize
 ; CHECK-NEXT:    [[MID:%.*]] = getelementptr i8, ptr [[FIRST]], i64 1
@@ -368,10 +368,10 @@ define void @memset122_align1(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[ES:%.*]] = lshr i64 [[E2]], 3
 ; CHECK-NEXT:    [[LA:%.*]] = add i64 [[ES]], 17592186044416
 ; CHECK-NEXT:    [[LAST:%.*]] = inttoptr i64 [[LA]] to ptr
-; CHECK-NEXT:    [[OLD1:%.*]] = load i8, ptr [[FIRST]], align 1
 ; CHECK-NEXT:    [[LO:%.*]] = and i64 [[BEGIN]], 7
 ; CHECK-NEXT:    [[LO8:%.*]] = trunc i64 [[LO]] to i8
 ; CHECK-NEXT:    [[HEAD:%.*]] = shl i8 -1, [[LO8]]
+; CHECK-NEXT:    [[OLD1:%.*]] = load i8, ptr [[FIRST]], align 1
 ; CHECK-NEXT:    [[NEW1:%.*]] = or i8 [[OLD1]], [[HEAD]]
 ; CHECK-NEXT:    store i8 [[NEW1]], ptr [[FIRST]], align 1, !nosanitize
 ; CHECK-NEXT:    [[MID:%.*]] = getelementptr i8, ptr [[FIRST]], i64 1

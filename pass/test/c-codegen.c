@@ -43,7 +43,9 @@ void arg_store(float *p, float v) { *p = v; }
 
 // A loop over a float *: nothing inside the loops (the vector body and its
 // scalar remainder: no shadow offset, which every inline mark materializes, and
-// no call); after each, a window check and one runtime call.
+// no call). After each, a window check, then a range of up to 256 bytes from its
+// first shadow byte is marked inline (one word-wide OR per 64 bytes) and a longer
+// one by a runtime call.
 // CHECK-LABEL: loop_store:
 // CHECK:       # =>This Inner Loop Header
 // CHECK-NOT:     {{17592186044416|call}}
@@ -54,6 +56,15 @@ void arg_store(float *p, float v) { *p = v; }
 // CHECK-NEXT:    leaq -1073741824(%rdi), [[T:%r[a-z0-9]+]]
 // CHECK-NEXT:    cmpq {{%r[a-z0-9]+}}, [[T]]
 // CHECK-NEXT:    jae .LBB2_
+// CHECK-NOT:     {{17592186044416|call}}
+// CHECK:         movl $256,
+// CHECK-NOT:     {{17592186044416|call}}
+// CHECK:         jae .LBB2_
+// CHECK:         movabsq $17592186044416
+// CHECK-NOT:     call
+// CHECK:         orq {{%r[a-z0-9]+}}, (
+// CHECK-NOT:     call
+// CHECK:         orq {{%r[a-z0-9]+}}, 24(
 // CHECK-NOT:     17592186044416
 // CHECK:         callq __mw_mark_range@PLT
 // CHECK:       # =>This Inner Loop Header
@@ -64,6 +75,8 @@ void arg_store(float *p, float v) { *p = v; }
 // CHECK-NEXT:  # %bb.
 // CHECK-NOT:     17592186044416
 // CHECK:         jae .LBB2_
+// CHECK:         movabsq $17592186044416
+// CHECK:         orq {{%r[a-z0-9]+}}, 24(
 // CHECK-NOT:     17592186044416
 // CHECK:         callq __mw_mark_range@PLT
 // CHECK-NOT:     {{17592186044416|call}}

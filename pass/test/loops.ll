@@ -25,8 +25,11 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[OFF:%.*]] = sub i64 [[INT]], 1073741824
 ; CHECK-NEXT:    [[IN:%.*]] = icmp ult i64 [[OFF]], 1099511627776
 ; CHECK-NEXT:    br i1 [[IN]], label %[[MARK:.*]], label
+; Its length is known only at run time: marked inline if short (short-ranges.ll),
+; by the runtime if not.
 ; CHECK:       [[MARK]]:
-; CHECK-NEXT:    call void @__mw_mark_range(ptr %p, i64 [[LEN]]), !nosanitize
+; CHECK:         %midway.short = icmp ult
+; CHECK:         call void @__mw_mark_range(ptr %p, i64 [[LEN]]), !nosanitize
 ; NORANGES-LABEL: define void @simple(
 ; NORANGES:       loop:
 ; NORANGES:         store float %v, ptr %addr

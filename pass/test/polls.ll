@@ -161,7 +161,7 @@ exit:
 ; CHECKED-NOT:     __mw_poll
 ; CHECKED:         br i1 %inner.done, label %outer.latch, label %inner
 ; CHECKED:       outer.latch:
-; CHECKED-NEXT:    call void @__mw_mark_range(
+; CHECKED:         call void @__mw_mark_range(
 ; CHECKED:         call void @__mw_poll()
 ; CHECKED:         br i1 %outer.done, label %exit, label %outer
 ; CHECKED-LABEL: define void @sweep(

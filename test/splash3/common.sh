@@ -30,7 +30,8 @@ splash3_dir() {
   esac
 }
 
-# Builds program $1 into $2/pthread/prog and $2/midway/prog.
+# Builds program $1 into $2/pthread/prog and $2/midway/prog ($splash3_mwcc_flags, if
+# set, added to mwcc's command line).
 splash3_build() {
   local dir
   dir=$(splash3_dir "$1")
@@ -38,7 +39,7 @@ splash3_build() {
     "$codes/pthread_macros/pthread.m4.POSIX_BARRIER $src/test/splash3/reference.m4" \
     "clang-19 -O2 -pthread -w"
   _splash3_build_with "$dir" "$2/midway" "$src/annotations/c.m4.midway" \
-    "$build/bin/mwcc -O2 -fmidway-shared-globals -Wno-backend-plugin"
+    "$build/bin/mwcc -O2 -fmidway-shared-globals -Wno-backend-plugin ${splash3_mwcc_flags:-}"
 }
 _splash3_build_with() {
   local dir=$1 out=$2 macros=$3 cc=$4 f
