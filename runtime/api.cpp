@@ -361,7 +361,7 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
 MW_EXPORT void mw_release(mw_lock_t *l) {
   require_running("mw_release");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-  mw::pending_updates::flush();  // release consistency: before the lock can move on
+  mw::pending_updates::flush_release();  // release consistency: before the lock can move on
   mw::advise::on_release(l);
   mw::locks::release(l);
 }

@@ -176,7 +176,8 @@ void init() {
   transport::on(MsgType::kUpdateAck, on_ack);
 }
 
-void flush() {
+namespace {
+void flush(bool wait) {
   if (!copysets::enabled()) return;
   if (copysets::shared_page_count() == 0 &&
       g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
@@ -187,11 +188,16 @@ void flush() {
     g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true, false)));
     want = g_asked.load();  // the flusher's messages sent before these included
   });
-  if (g_acks.load(std::memory_order_acquire) < want) {
+  if (wait && g_acks.load(std::memory_order_acquire) < want) {
     waits::Waiting waiting(waits::Kind::kUpdateAcks, 0, -1);
     transport::progress_until([want] { return g_acks.load(std::memory_order_acquire) >= want; });
   }
 }
+}  // namespace
+
+void flush() { flush(true); }
+
+void flush_release() { flush(protocol::nprocs() != 2); }
 
 void start_flusher() {
   if (!copysets::enabled() || copysets::shortest_flush_us() == 0) return;

@@ -38,6 +38,16 @@ void init();
 // returns when every member has applied them.
 void flush();
 
+// A lock's release on the application thread. At two ranks the only rank that can take
+// the lock next learns of this release from a message of this rank (the grant, or the
+// release sent to the lock's manager, which it is then), and a rank's messages are
+// handled in the order sent: the updates are in place before the lock moves, so this
+// pushes them without waiting for their acknowledgements (the next flush() waits for
+// them too). With more ranks the next holder may hear of the release from a third rank,
+// whose message can overtake these updates, and a barrier's arrival may go through a
+// shared line: both wait, as flush() does.
+void flush_release();
+
 // Starts the flusher of processor-consistent data if some data is, and is not yet.
 void start_flusher();
 
