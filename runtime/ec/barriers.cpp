@@ -487,6 +487,7 @@ void cross(mw_barrier_t *b, bool final) {
       block();
       transport::wait_shared(taken, peer_on_my_cpu());
     }
+    g_untaken.store(0, std::memory_order_relaxed);
   }
   {
     std::lock_guard<std::mutex> g(protocol::mu());
@@ -524,13 +525,9 @@ void cross(mw_barrier_t *b, bool final) {
     } else {
       // Through the line if it may (see above): a release to wait for, and no other
       // crossing of this rank using the line. With no runs the arrival goes there too.
-      const uint64_t untaken = g_untaken.load(std::memory_order_relaxed);
-      if (untaken != 0 && line &&
-          transport::shared_line(kManager)->word[kTaken].load(std::memory_order_acquire) >= untaken)
-        g_untaken.store(0, std::memory_order_relaxed);
-      // (An arrival not taken yet keeps the line: this one goes by message, which the
-      // manager takes after it.)
-      slot = line != nullptr && !final && !g_slot_busy && g_untaken.load(std::memory_order_relaxed) == 0;
+      // (An arrival not taken yet can be left only by a final crossing, which goes by
+      // message: the manager takes the line's arrival before it, in on_arrive.)
+      slot = line != nullptr && !final && !g_slot_busy;
       if (slot) {
         g_slot_busy = true;
         k->slot_release = g_releases_seen + 1;
