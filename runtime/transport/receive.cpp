@@ -92,30 +92,6 @@ void run_handler(const Header &h, std::span<const std::byte> payload) {
   t_in_handler = false;
 }
 
-std::byte *big_alloc(size_t len, size_t *cap) {
-  for (size_t i = 0; i < rcv.big_cache.size(); ++i) {
-    auto [p, c] = rcv.big_cache[i];
-    if (c >= len && c / 2 <= len) {
-      rcv.big_cache.erase(rcv.big_cache.begin() + static_cast<long>(i));
-      *cap = c;
-      return p;
-    }
-  }
-  auto *p = static_cast<std::byte *>(std::malloc(len));
-  if (!p) mw::fatal("transport", "cannot allocate %zu bytes for an arriving message", len);
-  *cap = len;
-  return p;
-}
-
-void big_free(std::byte *p, size_t cap) {
-  if (!p) return;
-  if (rcv.big_cache.size() >= 4) {
-    std::free(rcv.big_cache.front().first);
-    rcv.big_cache.erase(rcv.big_cache.begin());
-  }
-  rcv.big_cache.emplace_back(p, cap);
-}
-
 // Runs the placer of an eager message that has a bulk and copies the bulk into place.
 // Returns the head.
 std::span<const std::byte> place_eager(Header &h, std::span<const std::byte> payload) {
@@ -158,8 +134,7 @@ int deliver_ready() {
       }
       Incoming &in = *d.in;
       if (in.whole) {
-        run_handler(in.h, {in.whole, in.h.payload_len});
-        big_free(in.whole, in.whole_cap);
+        run_handler(in.h, {in.whole.data(), in.h.payload_len});  // the block goes back with d
       } else {
         run_handler(in.h, in.head);
       }
@@ -274,9 +249,9 @@ void start_incoming(const Header &h, const std::byte *payload) {
                 static_cast<unsigned long long>(in->bulk_len));
   } else {
     in->h.payload_len = head_len + in->bulk_len;
-    in->whole = big_alloc(in->h.payload_len, &in->whole_cap);
-    std::memcpy(in->whole, head, head_len);
-    in->dest.push_back({in->whole + head_len, in->bulk_len});
+    in->whole = blocks::take(in->h.payload_len, "an arriving message");
+    std::memcpy(in->whole.data(), head, head_len);
+    in->dest.push_back({in->whole.data() + head_len, in->bulk_len});
   }
   prog.bulk_in_flight.fetch_add(in->bulk_len, std::memory_order_relaxed);
 
@@ -619,8 +594,6 @@ int poll_cq(bool run_handlers) {
 }
 
 void close_receiver() {
-  for (auto &[p, c] : rcv.big_cache) std::free(p);
-  rcv.big_cache.clear();
   rcv.inbox.clear();
   rcv.backlog.clear();
   rcv.queued = 0;

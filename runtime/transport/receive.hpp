@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/blocks.hpp"
 #include "transport/fabric.hpp"
 
 namespace mw::transport {
@@ -30,8 +31,7 @@ struct Incoming {
   Header h;  // as the handler sees it
   uint64_t id;
   std::vector<std::byte> head;  // with a placer
-  std::byte *whole = nullptr;   // without: head ‖ bulk, contiguous
-  size_t whole_cap = 0;
+  blocks::Block whole;          // without: head ‖ bulk, contiguous
   std::vector<iovec> dest;      // where the bulk lands, in bulk order
   uint64_t bulk_len = 0, landed = 0;
   size_t reads_left = 0;
@@ -64,7 +64,6 @@ struct Receiver {
   std::map<std::pair<int, uint64_t>, Incoming *> chunked_in;
   std::deque<ReadOp *> pending_reads;                 // fi_read said EAGAIN
   std::deque<std::pair<int, uint64_t>> pending_done;  // kDone not yet posted
-  std::vector<std::pair<std::byte *, size_t>> big_cache;  // freed head ‖ bulk buffers
   std::atomic<int> reads_in_flight{0};
 
   Handler handlers[static_cast<size_t>(MsgType::kEnd)] = {};

@@ -200,19 +200,20 @@ void send_rendezvous(int dest, MsgType type, std::span<const iovec> head,
                      std::span<const iovec> bulk, size_t head_len, size_t bulk_len,
                      uint64_t clock, Bulk keep) {
   // The bulk's pieces, registered where they lie. Past kMaxSegments pieces, the rest are
-  // copied together into one staging buffer (many small runs: a copy beats many reads).
+  // copied together into one staging buffer (many small runs: a copy beats many reads),
+  // a reused block (core/blocks.hpp: a fresh one's pages cost a first touch each).
   std::vector<iovec> pieces;
   for (const iovec &v : bulk)
     if (v.iov_len) pieces.push_back(v);
-  std::unique_ptr<std::byte[]> staging;
+  blocks::Block staging;
   if (pieces.size() > kMaxSegments) {
     size_t from = 0;
     for (size_t i = 0; i < kMaxSegments - 1; ++i) from += pieces[i].iov_len;
     size_t rest = bulk_len - from;
-    staging.reset(new std::byte[rest]);
-    gather(pieces, from, staging.get(), rest);
+    staging = blocks::take(rest, "a message's staging copy");
+    gather(pieces, from, staging.data(), rest);
     pieces.resize(kMaxSegments - 1);
-    pieces.push_back({staging.get(), rest});
+    pieces.push_back({staging.data(), rest});
   }
   std::vector<fid_mr *> mrs;
   std::vector<Segment> segs;

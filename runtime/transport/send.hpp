@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/blocks.hpp"
 #include "transport/fabric.hpp"
 
 namespace mw::transport {
@@ -21,7 +22,7 @@ struct Outgoing {
   std::atomic<bool> done{false};
   bool deferred = false;
   std::vector<fid_mr *> mrs;
-  std::unique_ptr<std::byte[]> staging;
+  blocks::Block staging;
 };
 
 

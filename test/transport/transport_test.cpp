@@ -593,6 +593,82 @@ TEST_P(NestedSend, TwoHandlersSendingLargeRepliesToEachOtherDoNotDeadlock) {
 INSTANTIATE_TEST_SUITE_P(Transport, NestedSend, ::testing::Values("shm", "tcp;ofi_rxm"),
                          [](const auto &info) { return pretty(info.param); });
 
+// ---- Reused buffers: large, small, large again -----------------------------------------
+//
+// A sender's staging copy (a bulk of more than kMaxSegments pieces) and a receiver's
+// head ‖ bulk buffer (a type with no placer) are blocks kept for reuse (core/blocks.hpp).
+// A reused block is larger than what it carries and holds the previous message's bytes:
+// each message must still arrive with its own bytes and its own length. The content
+// differs from message to message (the seed counts them), so stale bytes would show.
+
+constexpr size_t kReuseSizes[] = {3 << 20, 20 << 10, 5 << 20, (70 << 10) + 3, 3 << 20, 40 << 20, 1 << 20};
+constexpr int kReuseCount = sizeof kReuseSizes / sizeof kReuseSizes[0];
+constexpr size_t kReusePieces = 200;  // over kMaxSegments: the rest goes through a staging copy
+std::atomic<int> g_reused{0}, g_reused_bad{0};
+
+void on_reused(const Header &, std::span<const std::byte> p) {
+  const int k = g_reused.load() % kReuseCount;
+  if (p.size() != kReuseSizes[k] || !check(p.data(), p.size(), seed_of(g_reused.load(), p.size())))
+    g_reused_bad.fetch_add(1);
+  g_reused.fetch_add(1);
+}
+
+// The bulk of `size` bytes at `buf`, in kReusePieces pieces.
+std::vector<iovec> in_pieces(std::byte *buf, size_t size) {
+  std::vector<iovec> v;
+  const size_t piece = size / kReusePieces;
+  for (size_t i = 0; i < kReusePieces; ++i)
+    v.push_back({buf + i * piece, i + 1 == kReusePieces ? size - i * piece : piece});
+  return v;
+}
+
+class ReusedBuffers : public ::testing::TestWithParam<std::tuple<std::string, bool>> {};
+
+TEST_P(ReusedBuffers, LargeSmallLargeBulksEachArriveWithTheirOwnBytes) {
+  JobOptions o;
+  o.nprocs = 2;
+  o.cfg.provider = std::get<0>(GetParam());
+  o.cfg.use_rma = std::get<1>(GetParam());
+  o.cfg.all_local = true;
+  o.timeout_s = 60;
+  JobResult r = run_job(
+      o,
+      [](Child &c) {
+        transport::on(MsgType::kData, on_reused);
+        c.start();
+        if (c.rank() == 0) {
+          // Twice through the sizes: each send waiting for its reads, then all deferred
+          // (their staging blocks in use at once until the reads are done).
+          std::vector<std::unique_ptr<std::byte[]>> bufs;
+          int n = 0;
+          for (transport::Bulk keep : {transport::Bulk::kWait, transport::Bulk::kDeferred})
+            for (size_t size : kReuseSizes) {
+              bufs.push_back(std::make_unique<std::byte[]>(size));
+              fill(bufs.back().get(), size, seed_of(n++, size));
+              std::vector<iovec> bulk = in_pieces(bufs.back().get(), size);
+              transport::send(1, MsgType::kData, {}, bulk, 0, keep);
+            }
+          transport::wait_sends();
+        } else {
+          transport::progress_until([] { return g_reused.load() == 2 * kReuseCount; });
+          EXPECT_EQ(g_reused_bad.load(), 0);
+        }
+        c.barrier();
+        transport::close();
+      },
+      child_failed);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_TRUE(r.all_exited_zero());
+}
+
+INSTANTIATE_TEST_SUITE_P(Transport, ReusedBuffers,
+                         ::testing::Combine(::testing::Values("shm", "tcp;ofi_rxm"),
+                                            ::testing::Bool()),
+                         [](const auto &info) {
+                           return pretty(std::get<0>(info.param)) +
+                                  (std::get<1>(info.param) ? "_rma" : "_chunked");
+                         });
+
 // ---- Deferred sends: the owner posts, the readers read when they can -------------------
 
 constexpr size_t kDeferredBulk = 1 << 20;
