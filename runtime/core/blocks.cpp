@@ -29,36 +29,37 @@ void unmap(const Free &f) { munmap(f.p, f.cap); }
 
 }  // namespace
 
-Block take(size_t len, const char *what) {
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    size_t best = g_free.size();
-    for (size_t i = 0; i < g_free.size(); ++i)
-      if (g_free[i].cap >= len && (best == g_free.size() || g_free[i].cap < g_free[best].cap)) best = i;
-    if (best != g_free.size()) {
-      const Free f = g_free[best];
-      g_free.erase(g_free.begin() + static_cast<long>(best));
-      g_kept -= f.cap;
-      return Block(f.p, f.cap);
-    }
-  }
-  if (len > (size_t{1} << 62)) mw::fatal("mmap", "cannot allocate %zu bytes for %s", len, what);
-  const size_t cap = std::bit_ceil(std::max(len, kMinBlock));
-  void *p = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) mw::fatal_errno("mmap", "cannot allocate %zu bytes for %s", len, what);
-  g_mappings.fetch_add(1, std::memory_order_relaxed);
-  return Block(static_cast<std::byte *>(p), cap);
+size_t size_of(size_t len) {
+  if (len > (size_t{1} << 62)) mw::fatal("mmap", "cannot allocate %zu bytes", len);
+  return std::bit_ceil(std::max(len, kMinBlock));
 }
 
-void Block::reset() {
-  if (!p_) return;
-  const Free mine{std::exchange(p_, nullptr), std::exchange(cap_, 0)};
-  if (mine.cap > kKeepBytes) return unmap(mine);
+namespace detail {
+
+std::byte *take_bytes(size_t cap, const char *what) {
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    for (size_t i = g_free.size(); i-- > 0;)  // the most recently given: its pages are warm
+      if (g_free[i].cap == cap) {
+        std::byte *p = g_free[i].p;
+        g_free.erase(g_free.begin() + static_cast<long>(i));
+        g_kept -= cap;
+        return p;
+      }
+  }
+  void *p = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) mw::fatal_errno("mmap", "cannot allocate %zu bytes for %s", cap, what);
+  g_mappings.fetch_add(1, std::memory_order_relaxed);
+  return static_cast<std::byte *>(p);
+}
+
+void give_bytes(std::byte *p, size_t cap) {
+  if (cap > kKeepBytes) return unmap({p, cap});
   std::vector<Free> drop;
   {
     std::lock_guard<std::mutex> g(g_mu);
-    g_free.push_back(mine);
-    g_kept += mine.cap;
+    g_free.push_back({p, cap});
+    g_kept += cap;
     while (g_kept > kKeepBytes || g_free.size() > kKeepBlocks) {
       drop.push_back(g_free.front());
       g_kept -= g_free.front().cap;
@@ -67,6 +68,8 @@ void Block::reset() {
   }
   for (const Free &f : drop) unmap(f);  // outside the lock: munmap is a system call
 }
+
+}  // namespace detail
 
 size_t kept_bytes() {
   std::lock_guard<std::mutex> g(g_mu);

@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "core/blocks.hpp"
 #include "ec/protocol.hpp"
 #include "transport/transport.hpp"
 #include "memory/window.hpp"
@@ -26,8 +27,8 @@ void send_one(int dest, MsgType type, uintptr_t object, std::span<const timestam
               std::span<const std::byte *const> from, const void *extra, size_t extra_len,
               uint64_t clock, transport::Bulk keep) {
   Head hd{object, static_cast<uint32_t>(runs.size()), static_cast<uint32_t>(extra_len)};
-  std::vector<std::byte> head(sizeof hd + runs.size() * sizeof(RunDesc) + extra_len);
-  std::vector<iovec> bulk;
+  blocks::Vector<std::byte> head(sizeof hd + runs.size() * sizeof(RunDesc) + extra_len);
+  blocks::Vector<iovec> bulk;  // blocks: see pending_updates::send_pending
   bulk.reserve(runs.size());
   std::memcpy(head.data(), &hd, sizeof hd);
   for (size_t k = 0; k < runs.size(); ++k) {
@@ -56,8 +57,10 @@ void send(int dest, MsgType part, MsgType last, uintptr_t object,
   for (const timestamps::Run &r : runs) whole += sizeof(RunDesc) + r.len;
   if (runs.size() <= kMaxRunsPerMessage && whole <= budget)
     return send_one(dest, last, object, runs, from, extra, extra_len, clock, keep);
-  std::vector<timestamps::Run> ordered;
-  std::vector<const std::byte *> ordered_from;  // with `from`: where each of `ordered` lies
+  blocks::Vector<timestamps::Run> ordered;  // blocks: see pending_updates::send_pending
+  blocks::Vector<const std::byte *> ordered_from;  // with `from`: where each of `ordered` lies
+  ordered.reserve(runs.size());
+  ordered_from.reserve(from.size());
   std::vector<std::pair<size_t, size_t>> batches;  // [begin, end) in `ordered`
   auto add = [&](size_t k) {
     ordered.push_back(runs[k]);

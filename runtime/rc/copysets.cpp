@@ -582,9 +582,9 @@ void written(uintptr_t page) {
 
 size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
 
-std::vector<SharedPage> shared_pages(bool pc_only) {
+blocks::Vector<SharedPage> shared_pages(bool pc_only) {
   std::lock_guard<std::mutex> g(g_mu);
-  std::vector<SharedPage> out;
+  blocks::Vector<SharedPage> out;
   out.reserve(g_shared.size());
   for (const auto &[page, in] : g_shared) {
     unsigned us = flush_us_of(*in);
@@ -600,7 +600,7 @@ unsigned shortest_flush_us() {
   return g_min_flush_us;
 }
 
-void take(const std::vector<uintptr_t> &marked, bool pc_only, bool copy, Snapshot &out) {
+void take(std::span<const uintptr_t> marked, bool pc_only, bool copy, Snapshot &out) {
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<SharedPage> &pages = out.pages;
   std::vector<uintptr_t> frozen, more;

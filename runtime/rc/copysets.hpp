@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "core/bindings.hpp"
+#include "core/blocks.hpp"
 
 namespace mw::copysets {
 
@@ -102,7 +103,7 @@ void written(uintptr_t page);
 // How many such pages there are: 0 lets a release skip its flush with one load.
 size_t shared_page_count();
 // A copy of the list, in address order (processor-consistent pages only if pc_only).
-std::vector<SharedPage> shared_pages(bool pc_only);
+blocks::Vector<SharedPage> shared_pages(bool pc_only);  // blocks: rebuilt at every flush
 // The shortest flush interval of any processor-consistent page (0: none).
 unsigned shortest_flush_us();
 
@@ -143,7 +144,7 @@ struct Snapshot {
   std::vector<size_t> first;      // pages[i]'s runs are runs[first[i] .. first[i + 1])
   std::vector<std::byte> data;    // the runs' bytes, one after the other
 };
-void take(const std::vector<uintptr_t> &marked, bool pc_only, bool copy, Snapshot &out);
+void take(std::span<const uintptr_t> marked, bool pc_only, bool copy, Snapshot &out);
 
 // One run of an arriving update: len bytes for addr (within one page), read from data.
 struct Piece {

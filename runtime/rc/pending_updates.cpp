@@ -9,6 +9,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/blocks.hpp"
 #include "rc/copysets.hpp"
 #include "memory/dirty.hpp"
 #include "ec/protocol.hpp"
@@ -43,8 +44,8 @@ uint64_t g_flushes = 0;           // under the progress role (as_handler)
 // has no marks to send: it is clean, or not yet shared (a home alone in the copyset,
 // whose marks go with the page when another rank joins), or its marks were set after
 // this look, on another thread, and go with the next flush.
-std::vector<uintptr_t> marked_pages(bool pc_only) {
-  std::vector<uintptr_t> out;
+blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
+  blocks::Vector<uintptr_t> out;  // blocks: see send_pending
   const size_t ps = copysets::page_size();
   for (const auto &p : copysets::shared_pages(pc_only))
     if (dirty::next(p.page, p.page + ps, true) != p.page + ps) out.push_back(p.page);
@@ -59,7 +60,7 @@ std::vector<uintptr_t> marked_pages(bool pc_only) {
 // from a snapshot of the pages (copysets::take), a prefix of its stores, and sent
 // from that copy; a release's flush runs on the application thread itself and sends the
 // data from where it lies.
-int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_ack, bool copy) {
+int send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack, bool copy) {
   const int me = protocol::rank(), np = protocol::nprocs();
   copysets::Snapshot snap;  // with `copy`: the data too; else only pages, runs and first
   copysets::take(marked, pc_only, copy, snap);
@@ -67,7 +68,9 @@ int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_a
   const std::vector<Range> &runs = snap.runs;
   const std::vector<size_t> &first = snap.first;
   if (runs.empty()) return 0;
-  std::vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in the copy
+  // The lists below are blocks (core/blocks.hpp): a flush of thousands of pages lists
+  // hundreds of thousands of runs, and malloc'd lists met fresh pages at every flush.
+  blocks::Vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in the copy
   if (copy) {
     at.reserve(runs.size());
     size_t off = 0;
@@ -76,8 +79,16 @@ int send_pending(const std::vector<uintptr_t> &marked, bool pc_only, bool want_a
       off += r.len;
     }
   }
-  std::vector<std::vector<timestamps::Run>> to(static_cast<size_t>(np));
-  std::vector<std::vector<const std::byte *>> to_from(static_cast<size_t>(np));
+  std::vector<blocks::Vector<timestamps::Run>> to(static_cast<size_t>(np));
+  std::vector<blocks::Vector<const std::byte *>> to_from(static_cast<size_t>(np));
+  std::vector<size_t> count(static_cast<size_t>(np));  // sized at once: no list grows by steps
+  for (size_t i = 0; i < pages.size(); ++i)
+    for (int m = 0; m < np; ++m)
+      if (m != me && (pages[i].members >> m & 1)) count[static_cast<size_t>(m)] += first[i + 1] - first[i];
+  for (int m = 0; m < np; ++m) {
+    to[static_cast<size_t>(m)].reserve(count[static_cast<size_t>(m)]);
+    if (copy) to_from[static_cast<size_t>(m)].reserve(count[static_cast<size_t>(m)]);
+  }
   for (size_t i = 0; i < pages.size(); ++i) {
     const auto &p = pages[i];
     if (first[i] == first[i + 1]) continue;
@@ -160,7 +171,7 @@ void flusher() {
     if (g_fl.stopping) break;
     lk.unlock();
     if (copysets::shared_page_count() > 0) {
-      const std::vector<uintptr_t> marked = marked_pages(true);
+      const blocks::Vector<uintptr_t> marked = marked_pages(true);
       if (!marked.empty())
         transport::as_handler([&] { g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, true, true, true))); });
     }
@@ -183,7 +194,7 @@ void flush(bool wait) {
       g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
     return;
   uint64_t want = 0;
-  const std::vector<uintptr_t> marked = marked_pages(false);
+  const blocks::Vector<uintptr_t> marked = marked_pages(false);
   transport::as_handler([&] {
     g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true, false)));
     want = g_asked.load();  // the flusher's messages sent before these included
