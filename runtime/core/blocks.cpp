@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "core/error.hpp"
@@ -23,43 +24,60 @@ struct Free {
 std::mutex &g_mu = *new std::mutex;
 std::vector<Free> &g_free = *new std::vector<Free>;  // least recently given first
 size_t g_kept = 0;                                    // bytes in g_free
+// The blocks handed out, by address: their sizes (a Vector's allocator knows only its
+// length, and a block may be larger than that).
+std::unordered_map<std::byte *, size_t> &g_used = *new std::unordered_map<std::byte *, size_t>;
 std::atomic<uint64_t> g_mappings{0};
 
 void unmap(const Free &f) { munmap(f.p, f.cap); }
 
 }  // namespace
 
-size_t size_of(size_t len) {
-  if (len > (size_t{1} << 62)) mw::fatal("mmap", "cannot allocate %zu bytes", len);
-  return std::bit_ceil(std::max(len, kMinBlock));
-}
-
 namespace detail {
 
-std::byte *take_bytes(size_t cap, const char *what) {
+std::byte *take_bytes(size_t len, const char *what, size_t *cap_out) {
+  std::byte *p = nullptr;
+  size_t cap = 0;
   {
     std::lock_guard<std::mutex> g(g_mu);
-    for (size_t i = g_free.size(); i-- > 0;)  // the most recently given: its pages are warm
-      if (g_free[i].cap == cap) {
-        std::byte *p = g_free[i].p;
-        g_free.erase(g_free.begin() + static_cast<long>(i));
-        g_kept -= cap;
-        return p;
-      }
+    size_t best = g_free.size();
+    for (size_t i = 0; i < g_free.size(); ++i)
+      if (g_free[i].cap >= len && (best == g_free.size() || g_free[i].cap < g_free[best].cap)) best = i;
+    if (best != g_free.size()) {
+      p = g_free[best].p;
+      cap = g_free[best].cap;
+      g_free.erase(g_free.begin() + static_cast<long>(best));
+      g_kept -= cap;
+      g_used[p] = cap;
+    }
   }
-  void *p = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (p == MAP_FAILED) mw::fatal_errno("mmap", "cannot allocate %zu bytes for %s", cap, what);
-  g_mappings.fetch_add(1, std::memory_order_relaxed);
-  return static_cast<std::byte *>(p);
+  if (!p) {
+    if (len > (size_t{1} << 62)) mw::fatal("mmap", "cannot allocate %zu bytes for %s", len, what);
+    cap = std::bit_ceil(std::max(len, kMinBlock));
+    void *m = mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) mw::fatal_errno("mmap", "cannot allocate %zu bytes for %s", len, what);
+    g_mappings.fetch_add(1, std::memory_order_relaxed);
+    p = static_cast<std::byte *>(m);
+    std::lock_guard<std::mutex> g(g_mu);
+    g_used[p] = cap;
+  }
+  if (cap_out) *cap_out = cap;
+  return p;
 }
 
-void give_bytes(std::byte *p, size_t cap) {
-  if (cap > kKeepBytes) return unmap({p, cap});
+void give_bytes(std::byte *p) {
   std::vector<Free> drop;
   {
     std::lock_guard<std::mutex> g(g_mu);
-    g_free.push_back({p, cap});
-    g_kept += cap;
+    auto it = g_used.find(p);
+    const Free mine{p, it->second};
+    g_used.erase(it);
+    if (mine.cap > kKeepBytes) {
+      drop.push_back(mine);
+    } else {
+      g_free.push_back(mine);
+      g_kept += mine.cap;
+    }
     while (g_kept > kKeepBytes || g_free.size() > kKeepBlocks) {
       drop.push_back(g_free.front());
       g_kept -= g_free.front().cap;

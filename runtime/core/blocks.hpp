@@ -14,9 +14,9 @@
 // and its malloc settings (mallopt, GLIBC_TUNABLES) are its own, and neither our reuse nor
 // its trimming depends on the other.
 //
-// Sizes are powers of two from kMinBlock, a free list per size, so that buffers of nearby
-// sizes (a flush's update messages differ by a few pages) share blocks; untouched pages
-// of a block cost nothing. Free blocks are kept up to kKeepBytes and kKeepBlocks, the
+// Sizes are powers of two from kMinBlock, and a request takes the smallest free block
+// that holds it, so that buffers of nearby sizes (a flush's update messages differ by a
+// few pages) share blocks; untouched pages of a block cost nothing. Free blocks are kept up to kKeepBytes and kKeepBlocks, the
 // least recently given dropped first; a block larger than kKeepBytes is never kept (a
 // one-off transfer of tens of MiB must not stay resident).
 #pragma once
@@ -40,12 +40,9 @@ inline constexpr size_t kKeepBytes = 32 << 20;
 inline constexpr size_t kKeepBlocks = 64;
 
 namespace detail {
-std::byte *take_bytes(size_t cap, const char *what);  // cap: a block size (size_of)
-void give_bytes(std::byte *p, size_t cap);
+std::byte *take_bytes(size_t len, const char *what, size_t *cap = nullptr);
+void give_bytes(std::byte *p);
 }  // namespace detail
-
-// The block size that holds len bytes.
-size_t size_of(size_t len);
 
 // A block of bytes, owned; given back for reuse when destroyed or reset.
 class Block {
@@ -68,7 +65,8 @@ class Block {
   size_t capacity() const { return cap_; }
   explicit operator bool() const { return p_ != nullptr; }
   void reset() {
-    if (p_) detail::give_bytes(std::exchange(p_, nullptr), std::exchange(cap_, 0));
+    if (p_) detail::give_bytes(std::exchange(p_, nullptr));
+    cap_ = 0;
   }
 
  private:
@@ -81,8 +79,9 @@ class Block {
 // A block of at least `len` bytes: a kept one of its size if there is one, else a new
 // mapping (`what` names the buffer in the error if memory runs out). Any thread.
 inline Block take(size_t len, const char *what) {
-  const size_t cap = size_of(len);
-  return Block(detail::take_bytes(cap, what), cap);
+  size_t cap;
+  std::byte *p = detail::take_bytes(len, what, &cap);
+  return Block(p, cap);
 }
 
 // For std::vector: storage of a page (kVectorBlock) or more is a block, smaller comes
@@ -98,12 +97,12 @@ struct Allocator {
   T *allocate(size_t n) {
     const size_t len = n * sizeof(T);
     if (len < kVectorBlock) return static_cast<T *>(::operator new(len));
-    return reinterpret_cast<T *>(detail::take_bytes(size_of(len), "a list of runs"));
+    return reinterpret_cast<T *>(detail::take_bytes(len, "a list of runs"));
   }
   void deallocate(T *p, size_t n) {
     const size_t len = n * sizeof(T);
     if (len < kVectorBlock) return ::operator delete(p);
-    detail::give_bytes(reinterpret_cast<std::byte *>(p), size_of(len));
+    detail::give_bytes(reinterpret_cast<std::byte *>(p));
   }
   template <class U>
   bool operator==(const Allocator<U> &) const noexcept { return true; }
