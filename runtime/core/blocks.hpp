@@ -16,9 +16,10 @@
 //
 // Sizes are powers of two from kMinBlock, and a request takes the smallest free block
 // that holds it, so that buffers of nearby sizes (a flush's update messages differ by a
-// few pages) share blocks; untouched pages of a block cost nothing. Free blocks are kept up to kKeepBytes and kKeepBlocks, the
-// least recently given dropped first; a block larger than kKeepBytes is never kept (a
-// one-off transfer of tens of MiB must not stay resident).
+// few pages) share blocks; untouched pages of a block cost nothing. Free blocks are kept
+// up to kKeepBytes and kKeepBlocks, the least recently given dropped first; a block
+// larger than kKeepBytes is never kept (a one-off transfer of tens of MiB must not stay
+// resident).
 #pragma once
 
 #include <cstddef>
@@ -34,8 +35,8 @@ inline constexpr size_t kMinBlock = 64 << 10;
 // carries at most updates::kMaxRunsPerMessage runs of at most a page (about 1 MiB, a 2 MiB
 // block): 32 MiB is room for a few such messages to and from each of a handful of peers at
 // once, and a small part of what such a rank's copies of shared data take anyway.
-// A flush's lists of runs (a Vector growing by doubling) take one block of each size on
-// the way up: kKeepBlocks leaves room for those of a few lists besides the messages.
+// A flush's lists (Vectors, a dozen at P = 2, more with more members) each hold a block
+// too: kKeepBlocks leaves room for them besides the messages'.
 inline constexpr size_t kKeepBytes = 32 << 20;
 inline constexpr size_t kKeepBlocks = 64;
 
