@@ -24,15 +24,20 @@ using test::JobOptions;
 using test::JobResult;
 using transport::MsgType;
 
-// Rank 1 sends rank 0 one lock grant, made by `build`; rank 0 just lets it arrive.
-JobResult grant_from_rank1(void (*build)(std::vector<std::byte> &head, std::vector<std::byte> &bulk)) {
+// Two ranks over shm, rank 0's error output kept.
+JobOptions two_ranks() {
   JobOptions o;
   o.nprocs = 2;
   o.cfg.provider = "shm";
   o.cfg.all_local = true;
   o.capture_stderr = true;
   o.timeout_s = 20;
-  return run_job(o, [build](Child &c) {
+  return o;
+}
+
+// Rank 1 sends rank 0 one lock grant, made by `build`; rank 0 just lets it arrive.
+JobResult grant_from_rank1(void (*build)(std::vector<std::byte> &head, std::vector<std::byte> &bulk)) {
+  return run_job(two_ranks(), [build](Child &c) {
     protocol::start(c.rank(), 2);
     locks::init();
     barriers::init();
@@ -85,13 +90,7 @@ TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
 // Release consistency's page data: rank 1 sends rank 0 a PAGE_DATA naming, among the
 // flushes the page holds (kApplied), flushes of rank 0 itself.
 TEST(Protocol, APageListingFlushesOfTheReceiverStopsIt) {
-  JobOptions o;
-  o.nprocs = 2;
-  o.cfg.provider = "shm";
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
-  o.timeout_s = 20;
-  JobResult r = run_job(o, [](Child &c) {
+  JobResult r = run_job(two_ranks(), [](Child &c) {
     protocol::start(c.rank(), 2);
     copysets::init();
     c.start();
