@@ -220,6 +220,12 @@ void ready(uintptr_t page) {
   }
 }
 
+void ready(uintptr_t begin, uintptr_t end) {
+  if (is_static(begin)) protect_pages("copyset fault", begin, end - begin, PROT_READ | PROT_WRITE);
+  else window::commit(begin, end);
+  window::populate(begin, end);
+}
+
 uintptr_t checked_page(const Header &h, uint64_t page) {
   if (page % g_page != 0 || !window::contains(reinterpret_cast<void *>(page), g_page))
     protocol::malformed(h, "not a page of the shared window");

@@ -210,6 +210,10 @@ void mem_io(bool write, uintptr_t addr, std::byte *data, size_t len);
 void clear_marks(uintptr_t page);
 // Before a fetched page's data lands: writable and in memory.
 void ready(uintptr_t page);
+// The same for the pages [begin, end), all static or all heap, in a few system calls for
+// the run: populated with their run, pages cost less than half as much to use first as
+// one at a time (docs/PERFORMANCE.md, "First touches").
+void ready(uintptr_t begin, uintptr_t end);
 uintptr_t checked_page(const Header &h, uint64_t page);
 
 // At the faulting rank (page_fault.cpp): the home's answer.
