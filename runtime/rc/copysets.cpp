@@ -18,6 +18,7 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <thread>
 
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
@@ -55,15 +56,40 @@ void serve(uintptr_t page, Info &in, int r, bool pristine) {
     PageData d{page, in.members, kUnwritten, 0};
     return protocol::send_body(r, MsgType::kPageData, d);
   }
+  iovec b{reinterpret_cast<void *>(page), g_page};
+  if (in.updated_in_join) {
+    // Members' updates came in while the join waited for their acknowledgements. Those
+    // a member sent once it knew of the requester went to the requester too, which keeps
+    // them until the page comes and then applies them over it: right for the updates the
+    // page does not hold yet, wrong for those it does, if a later write to the same
+    // bytes, by a member that had not yet heard of the join (its notice overtaken by the
+    // lock's hand-over), came here alone and is in the page too (test/rc/kept_updates.c).
+    // So the page goes with the last flush of each member that this rank has applied.
+    std::vector<Applied> applied;
+    for (int q = 0; q < g_np; ++q)
+      if (q != g_me && q != r && (in.members & bit(q)) && g_applied[static_cast<size_t>(q)] != 0)
+        applied.push_back({q, 0, g_applied[static_cast<size_t>(q)]});
+    PageData d{page, in.members, kApplied, static_cast<uint32_t>(applied.size())};
+    const iovec head[2] = {{&d, sizeof d}, {applied.data(), applied.size() * sizeof(Applied)}};
+    transport::send(r, MsgType::kPageData, std::span<const iovec>(head, applied.empty() ? 1 : 2),
+                    std::span<const iovec>(&b, 1));
+    return;
+  }
   // The page's bytes and nothing else, the copyset in the header's clock field (which
   // this protocol has no other use for; the page is the one the requester waits for):
   // with a head the payload would not fit shm's inject size, and the message would go by
   // CMA, about twice as slow as the two injects of a page alone (docs/PERFORMANCE.md, "Figures behind the code").
-  iovec b{reinterpret_cast<void *>(page), g_page};
   transport::send(r, MsgType::kPageData, {}, std::span<const iovec>(&b, 1), in.members);
 }
 
+// delay_joins: the rank whose notices leave late, by how much, and the threads that send
+// them (joined at stop).
+int g_delay_to = -1;
+unsigned g_delay_ms = 0;
+std::vector<std::thread> &g_delayed = *new std::vector<std::thread>;
+
 void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
+  in.updated_in_join = false;
   uint64_t others = in.members & ~bit(g_me) & ~bit(r);
   in.was_alone = (in.members & ~bit(g_me)) == 0;
   in.members |= bit(r);
@@ -73,8 +99,17 @@ void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
   in.joining_pristine = pristine;
   in.acks_left = __builtin_popcountll(others);
   MemberMsg m{page, r, 0};
-  for (int q = 0; q < g_np; ++q)
-    if (others & bit(q)) protocol::send_body(q, MsgType::kCopysetJoin, m);
+  for (int q = 0; q < g_np; ++q) {
+    if (!(others & bit(q))) continue;
+    if (q == g_delay_to) {
+      g_delayed.emplace_back([q, m] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(g_delay_ms));
+        transport::as_handler([&] { protocol::send_body(q, MsgType::kCopysetJoin, m); });
+      });
+      continue;
+    }
+    protocol::send_body(q, MsgType::kCopysetJoin, m);
+  }
 }
 
 // ---- Homes where the data is first used ----
@@ -352,6 +387,17 @@ void on_left_ack(const Header &h, Bytes payload) {
 
 
 size_t page_size() { return g_page; }
+
+void delay_joins(int to, unsigned ms) {
+  std::lock_guard<std::mutex> g(g_mu);
+  g_delay_to = to;
+  g_delay_ms = ms;
+}
+
+void join_delayed_joins() {
+  for (std::thread &t : g_delayed) t.join();
+  g_delayed.clear();
+}
 bool enabled() { return g_enabled; }
 
 namespace {
@@ -458,6 +504,7 @@ void init() {
     warn("mw_init", "cannot open /proc/self/mem (%s): updates of processor-consistent data keep "
          "per-location order only", std::strerror(errno));
   g_deferred.resize(static_cast<size_t>(g_np));
+  g_applied.assign(static_cast<size_t>(g_np), 0);
   t_app = true;
   g_enabled = true;
   transport::on(MsgType::kPageRequest, on_page_request);
@@ -713,7 +760,7 @@ void land_together(std::vector<Piece> &pc) {
 
 }  // namespace
 
-void apply_update(int sender, std::span<const Piece> pieces, bool last) {
+void apply_update(int sender, std::span<const Piece> pieces, bool last, uint64_t flush) {
   std::lock_guard<std::mutex> g(g_mu);
   auto &later = g_deferred[static_cast<size_t>(sender)];
   std::vector<Piece> pc;
@@ -721,7 +768,11 @@ void apply_update(int sender, std::span<const Piece> pieces, bool last) {
     const uintptr_t page = page_of(p.addr);
     const uint8_t s = state(page);
     if (s & kPresent) {
-      if (home_of(page) == g_me) info(page).written = true;
+      if (home_of(page) == g_me) {
+        Info &in = info(page);
+        in.written = true;
+        if (in.joining >= 0) in.updated_in_join = true;
+      }
       if (!(s & kPartlyBound) && processor_consistent_here(page)) {
         if (last) pc.push_back(p);
         else later.emplace_back(p.addr, std::vector<std::byte>(p.data, p.data + p.len));
@@ -729,7 +780,7 @@ void apply_update(int sender, std::span<const Piece> pieces, bool last) {
       }
       std::memcpy(reinterpret_cast<void *>(p.addr), p.data, p.len);
     } else if (s & kFetching) {
-      g_stashed.emplace_back(p.addr, std::vector<std::byte>(p.data, p.data + p.len));
+      g_kept.push_back({p.addr, sender, 0, std::vector<std::byte>(p.data, p.data + p.len)});
     }  // else: this rank left the copyset while the update was in flight
   };
   if (last)  // the flush's earlier messages first: their runs came first
@@ -738,6 +789,9 @@ void apply_update(int sender, std::span<const Piece> pieces, bool last) {
   if (!last) return;
   land_together(pc);
   later.clear();
+  for (Kept &k : g_kept)
+    if (k.sender == sender && k.flush == 0) k.flush = flush;
+  g_applied[static_cast<size_t>(sender)] = flush;
 }
 
 }  // namespace mw::copysets

@@ -16,7 +16,9 @@
 // heard of the newcomer reaches the home before its acknowledgement does (a sender's
 // messages arrive in order), so the page the newcomer gets already holds it, and every
 // later update goes to the newcomer directly. Updates that reach the newcomer while its
-// fetch is under way are kept and applied over the page when it arrives.
+// fetch is under way are kept and applied over the page when it arrives, but those the
+// page already holds (the home's own, and members' flushes the home applied before
+// serving it: page_state.hpp, kApplied), which would undo a later write the page holds.
 // A member other than the home may leave a copyset (mw_discard); it faults again
 // at its next touch. The home tells the other members, and the home and each of them
 // answer the leaver directly, behind every update they sent it before; the leave is
@@ -61,6 +63,12 @@ void report_faults();
 void init();
 // Puts back the SIGSEGV disposition report_faults found; at mw_finalize.
 void stop();
+
+// Fault injection, for test/rc/kept_updates.c only (api.cpp, __mw_test_delay_joins): the
+// COPYSET_JOIN notices this rank sends as a home to rank `to` leave `ms` milliseconds
+// late, as a notice overtaken by other ranks' messages arrives late (messages of
+// different senders keep no order).
+void delay_joins(int to, unsigned ms);
 bool enabled();
 
 int home_of(uintptr_t page);
@@ -157,7 +165,8 @@ struct Piece {
 // fetch is under way, and is dropped otherwise (this rank left the copyset while the
 // update was in flight). Runs on processor-consistent pages land together, with the
 // last message of the flush (the earlier ones' are kept until then), frozen unless on
-// the application thread. Called by the update handlers.
-void apply_update(int sender, std::span<const Piece> pieces, bool last);
+// the application thread. `flush` is the sender's flush number, which the last message
+// carries (0 in the others). Called by the update handlers.
+void apply_update(int sender, std::span<const Piece> pieces, bool last, uint64_t flush);
 
 }  // namespace mw::copysets

@@ -61,6 +61,19 @@ void land_ahead(const Header &h, Bytes payload) {
     protocol::malformed(h, "pages made this rank's by a rank that did not allocate them");
   if (data.size() != static_cast<size_t>(__builtin_popcountll(with)) * g_page)
     protocol::malformed(h, "not the pages' worth of data");
+  // The pages are readied a run at a time: one at a time, their first use was most of
+  // a read-ahead's cost here.
+  uintptr_t run = 0, run_end = 0;
+  for (uint64_t left = came;; left &= left - 1) {
+    const uintptr_t q = left ? page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page : 0;
+    if (q != 0 && (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry)) continue;
+    if (q == 0 || q != run_end || is_static(q) != is_static(run)) {
+      if (run_end > run) ready(run, run_end);
+      run = q;
+    }
+    if (q == 0) break;
+    run_end = q + g_page;
+  }
   const std::byte *bytes = data.data();
   for (uint64_t left = came; left != 0; left &= left - 1) {
     const int i = __builtin_ctzll(left);
@@ -70,7 +83,6 @@ void land_ahead(const Header &h, Bytes payload) {
     if (s & kEntry) {  // a grant's data landed meanwhile: entry consistent here now
       set_state(q, s & ~kFetching);
     } else {
-      ready(q);
       clear_marks(q);
       if (has_data) std::memcpy(reinterpret_cast<void *>(q), bytes, g_page);
       set_state(q, kPresent | kMember | kHadCopy);
@@ -99,6 +111,7 @@ void end_ahead() {
 void on_page_data(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(g_mu);
   PageData d;
+  std::vector<Applied> applied;  // kApplied: the flushes the page holds
   if (h.bulk_len != 0 && payload.size() == h.bulk_len) {  // the page's bytes alone (serve())
     if (h.bulk_len != g_page) protocol::malformed(h, "not a page's worth of data");
     d = PageData{g_fetch_page, h.clock, kOk, 0};
@@ -106,8 +119,21 @@ void on_page_data(const Header &h, Bytes payload) {
     if (payload.size() < sizeof d) protocol::malformed(h, "wrong length");
     std::memcpy(&d, payload.data(), sizeof d);
     if (d.status == kAhead) return land_ahead(h, payload);
-    if (payload.size() != sizeof d) protocol::malformed(h, "wrong length");
-    if (d.status == kOk) protocol::malformed(h, "a page without its data");
+    if (d.status == kApplied) {
+      if (d.reserved >= static_cast<uint32_t>(g_np) ||
+          payload.size() != sizeof d + d.reserved * sizeof(Applied) + g_page)
+        protocol::malformed(h, "wrong length");
+      applied.resize(d.reserved);
+      std::memcpy(applied.data(), payload.data() + sizeof d, d.reserved * sizeof(Applied));
+      for (const Applied &a : applied)
+        if (a.rank < 0 || a.rank >= g_np || a.rank == g_me || a.rank == h.sender || !(d.members & bit(a.rank)))
+          protocol::malformed(h, "flushes of a rank that is not another member of the copyset");
+      payload = payload.subspan(sizeof d + d.reserved * sizeof(Applied));
+      d.status = kOk;
+    } else {
+      if (payload.size() != sizeof d) protocol::malformed(h, "wrong length");
+      if (d.status == kOk) protocol::malformed(h, "a page without its data");
+    }
   }
   uintptr_t page = checked_page(h, d.page);
   uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
@@ -152,9 +178,16 @@ void on_page_data(const Header &h, Bytes payload) {
     }
     copy_to(page + g_page);
   }
-  for (auto &[addr, bytes] : g_stashed)  // updates that overtook the page, in arrival order
-    if (page_of(addr) == page) std::memcpy(reinterpret_cast<void *>(addr), bytes.data(), bytes.size());
-  g_stashed.clear();
+  // Updates that overtook the page, in arrival order, but those the page already holds:
+  // the home's own (it sent them before the page, from the memory the page is a copy of)
+  // and the flushes of other members it had applied (kApplied).
+  for (const Kept &k : g_kept) {
+    if (page_of(k.addr) != page || k.sender == h.sender) continue;
+    auto held = std::find_if(applied.begin(), applied.end(), [&](const Applied &a) { return a.rank == k.sender; });
+    if (k.flush != 0 && held != applied.end() && k.flush <= held->flush) continue;
+    std::memcpy(reinterpret_cast<void *>(k.addr), k.bytes.data(), k.bytes.size());
+  }
+  g_kept.clear();
   set_state(page, static_cast<uint8_t>((s & kPartlyBound) | kPresent | kMember | kHadCopy));
   info(page).members = d.members;
   refresh(page);
@@ -312,6 +345,7 @@ void report_faults() {
 
 
 void stop() {
+  join_delayed_joins();  // delay_joins' senders: done by now in the test that uses them
   if (!g_handler) return;
   sigaction(SIGSEGV, &g_previous_segv, nullptr);
 }

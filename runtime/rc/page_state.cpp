@@ -42,8 +42,8 @@ bool g_fetch_pristine = false;  // the fetch asked with the page's initial image
 uint64_t g_fetch_ahead = 0, g_fetch_ahead_pristine = 0;
 std::atomic<int> g_fetch_result{0};  // 0 under way, 1 arrived, 2 not shared memory
 std::atomic<uintptr_t> g_fetch_ready{0};  // the page is writable, in memory, its marks clear
-std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed =
-    *new std::vector<std::pair<uintptr_t, std::vector<std::byte>>>;  // updates meanwhile
+std::vector<Kept> &g_kept = *new std::vector<Kept>;
+std::vector<uint64_t> &g_applied = *new std::vector<uint64_t>;
 
 // The leaves under way (mw_discard waits for them).
 std::map<uintptr_t, Leaving> &g_leaving = *new std::map<uintptr_t, Leaving>;
@@ -218,6 +218,12 @@ void ready(uintptr_t page) {
   } else {
     window::commit_page(page);
   }
+}
+
+void ready(uintptr_t begin, uintptr_t end) {
+  if (is_static(begin)) protect_pages("copyset fault", begin, end - begin, PROT_READ | PROT_WRITE);
+  else window::commit(begin, end);
+  window::populate(begin, end);
 }
 
 uintptr_t checked_page(const Header &h, uint64_t page) {

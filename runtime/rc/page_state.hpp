@@ -61,6 +61,15 @@ enum : uint32_t {
   // Heap nobody has touched: the requester is its home from now on (copysets.cpp,
   // "homes where the data is first used"), and its initial image is the page.
   kHomed = 4,
+  // The page's bytes, after a head (a PageData, `reserved` the count) and that many
+  // Applied: a member's updates reached the home while it waited for the members'
+  // acknowledgements, so the page already holds those flushes (copysets.cpp, serve).
+  kApplied = 5,
+};
+struct Applied {
+  int32_t rank;
+  uint32_t reserved;
+  uint64_t flush;  // the rank's last flush the page holds, if it touched the page
 };
 // PAGE_DATA answering the pages asked for ahead (copysets.cpp, serve_ahead): a PageData
 // with status kAhead, `page` the page the requester faulted on, `members` which pages
@@ -92,8 +101,12 @@ struct Info {
   bool was_alone = false;  // the home was the only member when the join began
   bool joining_pristine = false;
   bool written = false;    // at the home: the page has changed since the job began
+  bool updated_in_join = false;  // at the home: updates of the page came in during the join
   std::vector<std::pair<int, bool>> waiting;  // not a deque: that allocates for every page
 };
+
+// Waits for the senders of delay_joins' late notices (at stop).
+void join_delayed_joins();
 
 extern bool g_enabled;
 extern bool g_handler;  // on_segv installed (every job, from mw_init to mw_finalize)
@@ -124,7 +137,20 @@ extern bool g_fetch_pristine;  // the fetch asked with the page's initial image 
 extern uint64_t g_fetch_ahead, g_fetch_ahead_pristine;
 extern std::atomic<int> g_fetch_result;  // 0 under way, 1 arrived, 2 not shared memory
 extern std::atomic<uintptr_t> g_fetch_ready;  // the page is writable, in memory, its marks clear
-extern std::vector<std::pair<uintptr_t, std::vector<std::byte>>> &g_stashed;  // updates meanwhile
+// Updates that reach this rank while it fetches the page they are for, kept in arrival
+// order until the page comes. Each with its sender's flush number, once the flush's last
+// message has come (0 until then): the home says which flushes the page it serves
+// already holds (kApplied), and those are not applied again.
+struct Kept {
+  uintptr_t addr;
+  int sender;
+  uint64_t flush;
+  std::vector<std::byte> bytes;
+};
+extern std::vector<Kept> &g_kept;
+// The last flush of each rank whose updates are all in place here (at a home, what a
+// page it serves holds: kApplied).
+extern std::vector<uint64_t> &g_applied;
 
 // The leaves under way (mw_discard waits for them): which members have answered.
 struct Leaving {
@@ -184,6 +210,10 @@ void mem_io(bool write, uintptr_t addr, std::byte *data, size_t len);
 void clear_marks(uintptr_t page);
 // Before a fetched page's data lands: writable and in memory.
 void ready(uintptr_t page);
+// The same for the pages [begin, end), all static or all heap, in a few system calls for
+// the run: populated with their run, pages cost less than half as much to use first as
+// one at a time (docs/PERFORMANCE.md, "First touches").
+void ready(uintptr_t begin, uintptr_t end);
 uintptr_t checked_page(const Header &h, uint64_t page);
 
 // At the faulting rank (page_fault.cpp): the home's answer.

@@ -139,12 +139,10 @@ void apply(const Header &h, Bytes payload, bool last) {
       protocol::race_merged(h.sender, h.clock, d.addr, d.len);
     data += d.len;
   }
-  copysets::apply_update(h.sender, pieces, last);
-  if (last) {
-    UpdateExtra ex;
-    std::memcpy(&ex, u.head.extra.data(), sizeof ex);
-    if (ex.want_ack) transport::send(h.sender, MsgType::kUpdateAck, nullptr, 0);
-  }
+  UpdateExtra ex{};
+  if (last) std::memcpy(&ex, u.head.extra.data(), sizeof ex);
+  copysets::apply_update(h.sender, pieces, last, ex.flush);
+  if (ex.want_ack) transport::send(h.sender, MsgType::kUpdateAck, nullptr, 0);
 }
 
 void on_update_data(const Header &h, Bytes payload) { apply(h, payload, false); }

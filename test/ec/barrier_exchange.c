@@ -10,8 +10,11 @@
  * no exchange); both write; nobody, then a crossing of `other` (nothing bound) in
  * between. In half the rounds rank 1 dawdles a few microseconds, so that the manager
  * arrives first and rank 1 can leave on its arrival; in the others rank 0 does. After
- * each crossing both ranks check both cells against a private replay. Exits 1 naming
- * the round, the reader and the cell.
+ * each crossing both ranks check both cells against a private replay. After `other`,
+ * rank 1 writes a cell bound to `done` and both cross `done` with mw_barrier_final, right
+ * after an exchange rank 1 may have left before the manager took its arrival (a final
+ * arrival goes by message, and the manager takes the line's arrival first): the
+ * manager must read the cell. Exits 1 naming the round, the reader and the cell.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <midway.h>
@@ -25,6 +28,8 @@
 MW_SHARED _Alignas(4096) long cells[2][2][8];
 MW_SHARED mw_barrier_t crossing;
 MW_SHARED mw_barrier_t other;
+MW_SHARED _Alignas(4096) long last[8]; /* rank 1's, for the manager */
+MW_SHARED mw_barrier_t done;
 
 static void dawdle(long ns) {
   struct timespec t0, t;
@@ -49,6 +54,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   mw_barrier_bind(&crossing, cells, sizeof cells);
+  mw_barrier_bind(&done, last, sizeof last);
   mw_barrier(&other);
   long want[2][2] = {{0, 0}, {0, 0}};
   for (int k = 1; k <= rounds; k++) {
@@ -66,7 +72,15 @@ int main(int argc, char **argv) {
                 me, r, cell[r][0], expect[r]);
         return 1;
       }
-    if (pattern == 5) mw_barrier(&other);
+    if (pattern != 5) continue;
+    if (me == 1 && (k / 6) % 2) dawdle(3000);
+    mw_barrier(&other);
+    if (me == 1) last[0] = k;
+    mw_barrier_final(&done);
+    if (me == 0 && last[0] != k) {
+      fprintf(stderr, "barrier_exchange: FAIL round %d: the manager reads rank 1's final cell as %ld\n", k, last[0]);
+      return 1;
+    }
   }
   mw_finalize();
   if (me == 0) printf("barrier_exchange: OK, %d rounds\n", rounds);
