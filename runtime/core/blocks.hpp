@@ -77,7 +77,7 @@ class Block {
   size_t cap_ = 0;
 };
 
-// A block of at least `len` bytes: a kept one of its size if there is one, else a new
+// A block of at least `len` bytes: the smallest kept one that holds it, else a new
 // mapping (`what` names the buffer in the error if memory runs out). Any thread.
 inline Block take(size_t len, const char *what) {
   size_t cap;
