@@ -87,28 +87,75 @@ TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
                             "malformed LOCK_GRANT message from rank 1: a run lies outside the shared window"));
 }
 
-// Release consistency's page data: rank 1 sends rank 0 a PAGE_DATA naming, among the
-// flushes the page holds (kApplied), flushes of rank 0 itself.
-TEST(Protocol, APageListingFlushesOfTheReceiverStopsIt) {
-  JobResult r = run_job(two_ranks(), [](Child &c) {
+// Release consistency's copyset messages: rank 1 sends rank 0 one message, built by
+// `send`; rank 0, whose copysets are set up but which has asked for nothing, must stop
+// naming the message, its sender and what is wrong with it.
+JobResult copyset_message_from_rank1(void (*send)()) {
+  return run_job(two_ranks(), [send](Child &c) {
     protocol::start(c.rank(), 2);
     copysets::init();
     c.start();
-    if (c.rank() == 1) {
-      std::vector<std::byte> head(copysets::page_size());
-      copysets::PageData d{window::kBase, 3, copysets::kApplied, 1};
-      copysets::Applied a{0, 0, 7};
-      iovec h[2] = {{&d, sizeof d}, {&a, sizeof a}}, b{head.data(), head.size()};
-      transport::send(0, MsgType::kPageData, std::span<const iovec>(h, 2), std::span<const iovec>(&b, 1));
-    } else {
-      sleep(5);  // the handler stops this rank long before
-    }
+    if (c.rank() == 1) send();
+    else sleep(5);  // the handler stops this rank long before
     transport::close();
   });
+}
+
+void expect_stopped(const JobResult &r, const char *what) {
   ASSERT_FALSE(r.timed_out);
   EXPECT_FALSE(WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
-  EXPECT_THAT(r.err[0], testing::HasSubstr("malformed PAGE_DATA message from rank 1: flushes of a rank that "
-                                           "is not another member of the copyset"));
+  EXPECT_THAT(r.err[0], testing::HasSubstr(what));
+}
+
+// A page with the flushes it holds (kApplied): `count` entries, the first naming `rank`.
+void send_applied(uint32_t count, int32_t rank, bool with_page) {
+  std::vector<std::byte> page(copysets::page_size());
+  copysets::PageData d{window::kBase, 3, copysets::kApplied, count};
+  copysets::Applied a{rank, 0, 7};
+  iovec h[2] = {{&d, sizeof d}, {&a, sizeof a}}, b{page.data(), page.size()};
+  transport::send(0, MsgType::kPageData, std::span<const iovec>(h, 2), std::span<const iovec>(&b, with_page ? 1 : 0));
+}
+
+TEST(Protocol, APageListingFlushesOfTheReceiverStopsIt) {
+  expect_stopped(copyset_message_from_rank1([] { send_applied(1, 0, true); }),
+                 "malformed PAGE_DATA message from rank 1: flushes of a rank that is not another member of the copyset");
+}
+
+TEST(Protocol, APageShorterThanItsListStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] { send_applied(1, 1, false); }),
+                 "malformed PAGE_DATA message from rank 1: wrong length");
+}
+
+TEST(Protocol, AJoinOfNoSuchRankStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   copysets::MemberMsg m{window::kBase, 7, 0};
+                   transport::send(0, MsgType::kCopysetJoin, &m, sizeof m);
+                 }),
+                 "malformed COPYSET_JOIN message from rank 1: no such rank");
+}
+
+TEST(Protocol, AnAcknowledgementOfNoJoinStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   copysets::PageMsg m{window::kBase};
+                   transport::send(0, MsgType::kCopysetAck, &m, sizeof m);
+                 }),
+                 "malformed COPYSET_ACK message from rank 1: no join of that page is under way");
+}
+
+TEST(Protocol, ARequestForAPageOutsideTheWindowStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   copysets::PageRequest q{0x1000, 1, 1, -1, 0};
+                   transport::send(0, MsgType::kPageRequest, &q, sizeof q);
+                 }),
+                 "malformed PAGE_REQUEST message from rank 1: not a page of the shared window");
+}
+
+TEST(Protocol, AnAnswerToNoLeaveStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   copysets::LeftAck a{window::kBase, 0};
+                   transport::send(0, MsgType::kCopysetLeftAck, &a, sizeof a);
+                 }),
+                 "malformed COPYSET_LEFT_ACK message from rank 1: no leave of that page is under way");
 }
 
 }  // namespace
