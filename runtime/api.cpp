@@ -433,14 +433,14 @@ MW_EXPORT void mw_discard(const void *addr, size_t len) {
 // Not part of the API (midway.h does not declare it): the rank that homes the shared
 // page holding p (-1 outside the window), so that the copyset tests can pick pages by
 // home (test/rc/rc_test.h) without repeating the placement rule.
+MW_EXPORT int __mw_home_of(const void *p) {
+  require_running("__mw_home_of");
+  return mw::copysets::enabled() ? mw::copysets::home_of(reinterpret_cast<uintptr_t>(p)) : 0;
+}
+
 // Not part of the API either: fault injection for test/rc/kept_updates.c
 // (copysets::delay_joins).
 MW_EXPORT void __mw_test_delay_joins(int to, unsigned ms) {
   require_running("__mw_test_delay_joins");
   mw::copysets::delay_joins(to, ms);
-}
-
-MW_EXPORT int __mw_home_of(const void *p) {
-  require_running("__mw_home_of");
-  return mw::copysets::enabled() ? mw::copysets::home_of(reinterpret_cast<uintptr_t>(p)) : 0;
 }

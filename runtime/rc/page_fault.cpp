@@ -64,16 +64,16 @@ void land_ahead(const Header &h, Bytes payload) {
   // The pages are readied a run at a time: one at a time, their first use was most of
   // a read-ahead's cost here.
   uintptr_t run = 0, run_end = 0;
-  for (uint64_t left = came;; left &= left - 1) {
-    const uintptr_t q = left ? page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page : 0;
-    if (q != 0 && (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry)) continue;
-    if (q == 0 || q != run_end || is_static(q) != is_static(run)) {
+  for (uint64_t left = came; left != 0; left &= left - 1) {
+    const uintptr_t q = page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page;
+    if (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry) continue;
+    if (q != run_end || is_static(q) != is_static(run)) {
       if (run_end > run) ready(run, run_end);
       run = q;
     }
-    if (q == 0) break;
     run_end = q + g_page;
   }
+  if (run_end > run) ready(run, run_end);
   const std::byte *bytes = data.data();
   for (uint64_t left = came; left != 0; left &= left - 1) {
     const int i = __builtin_ctzll(left);

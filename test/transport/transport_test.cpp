@@ -538,13 +538,15 @@ TEST_P(Placement, BulkLandsInPlaceAndMessagesKeepTheirOrder) {
   EXPECT_TRUE(r.all_exited_zero());
 }
 
+// A test's name from its (provider, RMA or not) parameter.
+std::string provider_and_mode(const ::testing::TestParamInfo<std::tuple<std::string, bool>> &info) {
+  return pretty(std::get<0>(info.param)) + (std::get<1>(info.param) ? "_rma" : "_chunked");
+}
+
 INSTANTIATE_TEST_SUITE_P(Transport, Placement,
                          ::testing::Combine(::testing::Values("shm", "tcp;ofi_rxm"),
                                             ::testing::Bool()),
-                         [](const auto &info) {
-                           return pretty(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) ? "_rma" : "_chunked");
-                         });
+                         provider_and_mode);
 
 // ---- Handlers that send large replies (nested progress) --------------------------------
 
@@ -664,10 +666,7 @@ TEST_P(ReusedBuffers, LargeSmallLargeBulksEachArriveWithTheirOwnBytes) {
 INSTANTIATE_TEST_SUITE_P(Transport, ReusedBuffers,
                          ::testing::Combine(::testing::Values("shm", "tcp;ofi_rxm"),
                                             ::testing::Bool()),
-                         [](const auto &info) {
-                           return pretty(std::get<0>(info.param)) +
-                                  (std::get<1>(info.param) ? "_rma" : "_chunked");
-                         });
+                         provider_and_mode);
 
 // ---- Deferred sends: the owner posts, the readers read when they can -------------------
 
