@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -528,6 +529,100 @@ TEST(Protocol, APendingUpdateOutsideTheWindowStopsTheMember) {
 TEST(Protocol, AnAcknowledgementOfNoUpdateStopsTheWriter) {
   expect_stopped(one_message(1, release_consistency, [](int to) { transport::send(to, MsgType::kUpdateAck, nullptr, 0); }),
                  "malformed UPDATE_ACK message from rank 1: an acknowledgement of no update");
+}
+
+// ---- Release consistency: answers to a fetch under way ----------------------------------
+//
+// Rank 0 touches a page of rank 1's part of the heap (its home) and so asks for it; rank 1
+// answers with `g_answer`. With `g_leave`, rank 0 then leaves the page's copyset and rank
+// 1 answers the leave with `g_left`.
+
+void (*g_answer)(int to, uint64_t page);
+void (*g_left)(int to, uint64_t page);
+bool g_leave;
+std::atomic<int> g_answered{0};
+
+JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(int, uint64_t) = nullptr) {
+  g_answer = answer;
+  g_left = left;
+  g_leave = left != nullptr;
+  return run_job(two_ranks(), [](Child &c) {
+    protocol::start(c.rank(), 2);
+    heap::init(c.rank(), 2);
+    if (c.rank() == 0) {
+      copysets::report_faults();
+      copysets::init();
+    } else {
+      transport::on(MsgType::kPageRequest, [](const transport::Header &h, std::span<const std::byte> payload) {
+        g_answer(h.sender, protocol::read_body<copysets::PageRequest>(h, payload).page);
+        g_answered++;
+      });
+      transport::on(MsgType::kCopysetLeave, [](const transport::Header &h, std::span<const std::byte> payload) {
+        g_left(h.sender, protocol::read_body<copysets::PageMsg>(h, payload).page);
+        g_answered++;
+      });
+    }
+    c.start();
+    if (c.rank() == 0) {
+      // The first page of rank 1's part of the heap.
+      uintptr_t lo = window::layout().heap_begin, hi = window::kEnd;
+      while (hi - lo > window::page_size()) {
+        const uintptr_t mid = (lo + (hi - lo) / 2) & ~(window::page_size() - 1);
+        (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
+      }
+      volatile char *page = reinterpret_cast<char *>(hi);
+      (void)*page;  // a copyset fault: the answer's handler stops this rank
+      if (g_leave) copysets::leave(const_cast<char *>(page), window::page_size());
+    } else {
+      transport::progress_until([] { return g_answered.load() == (g_leave ? 2 : 1); });
+    }
+    transport::close();
+  });
+}
+
+TEST(Protocol, AFetchedPageWhoseCopysetLacksTheFetcherStopsIt) {
+  expect_stopped(fetch_answered_by_rank1([](int to, uint64_t page) {
+                   protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 2, copysets::kUnwritten, 0});
+                 }),
+                 "malformed PAGE_DATA message from rank 1: a copyset without this rank");
+}
+
+TEST(Protocol, AFetchedPageMadeTheFetchersWithOtherMembersStopsIt) {
+  expect_stopped(fetch_answered_by_rank1([](int to, uint64_t page) {
+                   protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 3, copysets::kHomed, 0});
+                 }),
+                 "malformed PAGE_DATA message from rank 1: a page made this rank's by a rank that did not allocate it");
+}
+
+TEST(Protocol, PagesAheadWithoutTheirDataStopTheFetcher) {
+  expect_stopped(fetch_answered_by_rank1([](int to, uint64_t page) {
+                   // The page after the one faulted on, said to come with its data, which is not there.
+                   protocol::send_body(to, MsgType::kPageData, copysets::AheadData{{page, 2, copysets::kAhead, 0}, 2, 0});
+                 }),
+                 "malformed PAGE_DATA message from rank 1: not the pages' worth of data");
+}
+
+void unwritten_page(int to, uint64_t page) {
+  protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 3, copysets::kUnwritten, 0});
+}
+
+TEST(Protocol, AnAnswerToALeaveNamingTheLeaverStopsIt) {
+  expect_stopped(fetch_answered_by_rank1(unwritten_page,
+                                         [](int to, uint64_t page) {
+                                           protocol::send_body(to, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 1});
+                                         }),
+                 "malformed COPYSET_LEFT_ACK message from rank 1: a second answer, or members that are not other "
+                 "ranks of the job");
+}
+
+TEST(Protocol, AnAnswerToALeaveNamingNoSuchRankStopsTheLeaver) {
+  expect_stopped(fetch_answered_by_rank1(unwritten_page,
+                                         [](int to, uint64_t page) {
+                                           protocol::send_body(to, MsgType::kCopysetLeftAck,
+                                                               copysets::LeftAck{page, uint64_t{1} << 5});
+                                         }),
+                 "malformed COPYSET_LEFT_ACK message from rank 1: a second answer, or members that are not other "
+                 "ranks of the job");
 }
 
 }  // namespace
