@@ -153,33 +153,59 @@ TEST(Protocol, AGrantOfNoSuchModeStopsTheRank) {
                  "malformed LOCK_GRANT message from rank 1: no such mode");
 }
 
-// Rank 1 answers rank 0's request for kLock1 with an exclusive grant that opens no tenure.
-std::atomic<bool> g_granted{false};
+// Rank 0 acquires a lock rank 1 manages, and so waits for its grant; rank 1 answers the
+// request with `g_answer`.
+void (*g_answer)(int to, const Request &q);
+std::atomic<bool> g_answered{false};
 
-TEST(Protocol, AnExclusiveGrantOfNoTenureStopsTheAcquirer) {
-  JobResult r = run_job(two_ranks(), [](Child &c) {
+JobResult request_answered_by_rank1(void (*answer)(int to, const Request &q)) {
+  g_answer = answer;
+  return run_job(two_ranks(), [](Child &c) {
     protocol::start(c.rank(), 2);
     heap::init(c.rank(), 2);
     if (c.rank() == 0) {
       entry(0);
     } else {
       transport::on(MsgType::kLockRequest, [](const transport::Header &h, std::span<const std::byte> payload) {
-        const Request q = protocol::read_body<Request>(h, payload);
-        Bytes head;
-        append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
-        append(head, GrantExtra{MW_EXCLUSIVE, 0, 0});
-        send_parts(h.sender, MsgType::kLockGrant, head);
-        g_granted = true;
+        g_answer(h.sender, protocol::read_body<Request>(h, payload));
+        g_answered = true;
       });
     }
     c.start();
     // A lock of rank 0's part of the heap that rank 1 manages.
     auto *l = reinterpret_cast<mw_lock_t *>(window::layout().heap_begin + 16);
-    if (c.rank() == 0) locks::acquire(l, MW_EXCLUSIVE);  // the grant's handler stops this rank
-    else transport::progress_until([] { return g_granted.load(); });
+    if (c.rank() == 0) locks::acquire(l, MW_EXCLUSIVE);  // the answer's handler stops this rank
+    else transport::progress_until([] { return g_answered.load(); });
     transport::close();
   });
-  expect_stopped(r, "malformed LOCK_GRANT message from rank 1: an exclusive grant of no tenure");
+}
+
+TEST(Protocol, AnExclusiveGrantOfNoTenureStopsTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
+                   Bytes head;
+                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 0});
+                   send_parts(to, MsgType::kLockGrant, head);
+                 }),
+                 "malformed LOCK_GRANT message from rank 1: an exclusive grant of no tenure");
+}
+
+TEST(Protocol, GrantDataNobodyAskedForStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock1, 0, 0});
+                   send_parts(to, MsgType::kGrantData, head);
+                 }),
+                 "malformed GRANT_DATA message from rank 1: data of a grant this rank did not ask for");
+}
+
+TEST(Protocol, BindingsNobodyAskedForStopTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes words;
+                   for (uint64_t w : {kLock1, uint64_t{1}}) append(words, w);
+                   send_parts(to, MsgType::kLockBindings, words);
+                 }),
+                 "malformed LOCK_BINDINGS message from rank 1: bindings of a grant this rank did not ask for");
 }
 
 TEST(Protocol, BindingsOfTheWrongLengthStopTheRank) {
@@ -191,10 +217,10 @@ TEST(Protocol, BindingsOfTheWrongLengthStopTheRank) {
                  "malformed LOCK_BINDINGS message from rank 1: wrong length");
 }
 
-TEST(Protocol, BindingsOutsideTheWindowStopTheRank) {
-  expect_stopped(lock_message_from_rank1([](int to) {
+TEST(Protocol, BindingsOutsideTheWindowStopTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
                    Bytes words;
-                   for (uint64_t w : {kLock1, uint64_t{1}, uint64_t{0x1000}, uint64_t{8}}) append(words, w);
+                   for (uint64_t w : {q.lock, q.bind_version + 1, uint64_t{0x1000}, uint64_t{8}}) append(words, w);
                    send_parts(to, MsgType::kLockBindings, words);
                  }),
                  "malformed LOCK_BINDINGS message from rank 1: a bound range outside the shared window");
