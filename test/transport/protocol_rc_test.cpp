@@ -264,17 +264,19 @@ TEST(Protocol, AnAcknowledgementOfNoUpdateStopsTheWriter) {
 //
 // Rank 0 touches a page of rank 1's part of the heap (its home) and so asks for it; rank 1
 // answers with `g_answer`. With `g_leave`, rank 0 then leaves the page's copyset and rank
-// 1 answers the leave with `g_left`.
+// 1 answers the leave with `g_left`; with `again` too, rank 0 then touches the page again.
 
 void (*g_answer)(int to, uint64_t page);
 void (*g_left)(int to, uint64_t page);
-bool g_leave;
+bool g_leave, g_again;
 std::atomic<int> g_answered{0};
 
-JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(int, uint64_t) = nullptr) {
+JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(int, uint64_t) = nullptr,
+                                  bool again = false) {
   g_answer = answer;
   g_left = left;
   g_leave = left != nullptr;
+  g_again = again;
   return run_job(two_ranks(), [](Child &c) {
     protocol::start(c.rank(), 2);
     heap::init(c.rank(), 2);
@@ -302,8 +304,9 @@ JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(in
       volatile char *page = reinterpret_cast<char *>(hi);
       (void)*page;  // a copyset fault: the answer's handler stops this rank
       if (g_leave) copysets::leave(const_cast<char *>(page), window::page_size());
+      if (g_again) (void)*page;
     } else {
-      transport::progress_until([] { return g_answered.load() == (g_leave ? 2 : 1); });
+      transport::progress_until([] { return g_answered.load() == 1 + g_leave + g_again; });
     }
     transport::close();
   });
@@ -352,6 +355,17 @@ TEST(Protocol, AnAnswerToALeaveNamingNoSuchRankStopsTheLeaver) {
                                          }),
                  "malformed COPYSET_LEFT_ACK message from rank 1: a second answer, or members that are not other "
                  "ranks of the job");
+}
+
+TEST(Protocol, APageAnswerWithoutDataForAPageHeldBeforeStopsTheFetcher) {
+  // The page is fetched, left, and touched again: the copy it held is stale, so the page
+  // must come with its data.
+  expect_stopped(fetch_answered_by_rank1(unwritten_page,
+                                         [](int to, uint64_t page) {
+                                           protocol::send_body(to, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
+                                         },
+                                         true),
+                 "malformed PAGE_DATA message from rank 1: no data for a page this rank held before");
 }
 
 }  // namespace
