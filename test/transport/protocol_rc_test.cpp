@@ -368,5 +368,97 @@ TEST(Protocol, APageAnswerWithoutDataForAPageHeldBeforeStopsTheFetcher) {
                  "malformed PAGE_DATA message from rank 1: no data for a page this rank held before");
 }
 
+
+// Three ranks: rank 0 fetches a page homed at rank 1 whose copyset is all three, then
+// leaves it. The home tells rank 2 (COPYSET_LEFT), which answers the leaver with
+// `g_member_answers`; with `g_home_answers`, rank 2 then tells the home, which answers last,
+// naming no other member.
+void (*g_member_answers)(int leaver, uint64_t page);
+bool g_home_answers;
+std::atomic<int> g_handled{0};
+
+JobResult leave_answered_by_ranks_1_and_2(void (*member_answers)(int, uint64_t), bool home_answers) {
+  g_member_answers = member_answers;
+  g_home_answers = home_answers;
+  test::JobOptions o = two_ranks();
+  o.nprocs = 3;
+  return run_job(o, [](Child &c) {
+    protocol::start(c.rank(), 3);
+    heap::init(c.rank(), 3);
+    using transport::Header;
+    using Payload = std::span<const std::byte>;
+    if (c.rank() == 0) {
+      copysets::report_faults();
+      copysets::init();
+    } else if (c.rank() == 1) {
+      transport::on(MsgType::kPageRequest, [](const Header &h, Payload payload) {
+        const uint64_t page = protocol::read_body<copysets::PageRequest>(h, payload).page;
+        protocol::send_body(h.sender, MsgType::kPageData, copysets::PageData{page, 7, copysets::kUnwritten, 0});
+        g_handled++;
+      });
+      transport::on(MsgType::kCopysetLeave, [](const Header &h, Payload payload) {
+        const uint64_t page = protocol::read_body<copysets::PageMsg>(h, payload).page;
+        protocol::send_body(2, MsgType::kCopysetLeft, copysets::MemberMsg{page, h.sender, 0});
+        g_handled++;
+      });
+      transport::on(MsgType::kCopysetAck, [](const Header &h, Payload payload) {  // rank 2 has answered
+        const uint64_t page = protocol::read_body<copysets::PageMsg>(h, payload).page;
+        protocol::send_body(0, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
+        g_handled++;
+      });
+    } else {
+      transport::on(MsgType::kCopysetLeft, [](const Header &h, Payload payload) {
+        const copysets::MemberMsg m = protocol::read_body<copysets::MemberMsg>(h, payload);
+        g_member_answers(m.rank, m.page);
+        if (g_home_answers) protocol::send_body(h.sender, MsgType::kCopysetAck, copysets::PageMsg{m.page});
+        g_handled++;
+      });
+    }
+    c.start();
+    if (c.rank() == 0) {
+      uintptr_t lo = window::layout().heap_begin, hi = window::kEnd;  // the first page of rank 1's part
+      while (hi - lo > window::page_size()) {
+        const uintptr_t mid = (lo + (hi - lo) / 2) & ~(window::page_size() - 1);
+        (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
+      }
+      volatile char *page = reinterpret_cast<char *>(hi);
+      (void)*page;
+      copysets::leave(const_cast<char *>(page), window::page_size());  // an answer stops this rank
+    } else {
+      static int want;
+      want = c.rank() == 1 ? 2 + g_home_answers : 1;
+      transport::progress_until([] { return g_handled.load() == want; });
+    }
+    transport::close();
+  });
+}
+
+TEST(Protocol, AMemberAnsweringALeaveTwiceStopsTheLeaver) {
+  expect_stopped(leave_answered_by_ranks_1_and_2(
+                     [](int leaver, uint64_t page) {
+                       for (int i = 0; i < 2; i++)
+                         protocol::send_body(leaver, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
+                     },
+                     false),
+                 "malformed COPYSET_LEFT_ACK message from rank 2: a second answer from a member");
+}
+
+TEST(Protocol, AnAnswerToALeaveFromARankTheHomeDoesNotNameStopsTheLeaver) {
+  expect_stopped(leave_answered_by_ranks_1_and_2(
+                     [](int leaver, uint64_t page) {
+                       protocol::send_body(leaver, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
+                     },
+                     true),
+                 "malformed COPYSET_LEFT_ACK message from rank 1: an answer from a rank that is not a member");
+}
+
+TEST(Protocol, AMemberAnsweringALeaveNamingMembersStopsTheLeaver) {
+  expect_stopped(leave_answered_by_ranks_1_and_2(
+                     [](int leaver, uint64_t page) {
+                       protocol::send_body(leaver, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 2});
+                     },
+                     false),
+                 "malformed COPYSET_LEFT_ACK message from rank 2: a second answer from a member");
+}
 }  // namespace
 }  // namespace mw
