@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -87,8 +86,12 @@ struct Lock {
   std::atomic<uint32_t> word{0};
   std::atomic<bool> ever_held{false};  // past the start-up pattern (mw_bind without holding)
   std::vector<int> readers;    // at the owner: ranks holding a non-exclusive copy
-  std::deque<Request> queue;   // at the owner: the requests its tenure serves, in order
-  std::deque<Request> next;    // the requests of the tenure this rank waits for
+  // Vectors, not deques: a rank has at most one request out per lock, so these hold
+  // fewer than nprocs, and an empty deque takes 576 bytes of heap. Every lock a program
+  // uses has a record at each rank that meets it (WATER-NSQUARED: 512), and fresh heap
+  // pages cost tens of microseconds each at first use here (docs/PERFORMANCE.md).
+  std::vector<Request> queue;  // at the owner: the requests its tenure serves, in order
+  std::vector<Request> next;   // the requests of the tenure this rank waits for
   int acks_pending = 0;        // at the owner: revokes sent and not yet answered
   bool read_valid = false;     // a non-exclusive copy to re-acquire with no message
   int revoker = kNone;         // the owner to answer at release, if a revoke came
@@ -306,7 +309,7 @@ void serve(Lock &k) {
     if (k.held() == MW_EXCLUSIVE) return;  // at release
     const Request r = k.queue.front();
     if (r.mode == MW_NONEXCLUSIVE) {
-      k.queue.pop_front();
+      k.queue.erase(k.queue.begin());
       if (r.rank == me())
         wake(k, MW_NONEXCLUSIVE);
       else
@@ -321,7 +324,7 @@ void serve(Lock &k) {
       k.acks_pending++;
     }
     if (k.acks_pending > 0) return;
-    k.queue.pop_front();
+    k.queue.erase(k.queue.begin());
     k.readers.clear();
     if (r.rank == me()) {
       wake(k, MW_EXCLUSIVE);

@@ -629,16 +629,20 @@ void written(uintptr_t page) {
 
 size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
 
-blocks::Vector<SharedPage> shared_pages(bool pc_only) {
+void shared_pages(bool pc_only, std::vector<uintptr_t> &out) {
   std::lock_guard<std::mutex> g(g_mu);
-  blocks::Vector<SharedPage> out;
-  out.reserve(g_shared.size());
-  for (const auto &[page, in] : g_shared) {
-    unsigned us = flush_us_of(*in);
-    if (pc_only && us == 0) continue;
-    out.push_back({page, in->members, us, (state(page) & kPartlyBound) != 0});
+  out.clear();
+  if (pc_only) {
+    for (const auto &[page, in] : g_shared)
+      if (flush_us_of(*in) != 0) out.push_back(page);
+    return;
   }
-  return out;
+  if (g_shared_list_stale) {
+    g_shared_list.clear();
+    for (const auto &entry : g_shared) g_shared_list.push_back(entry.first);
+    g_shared_list_stale = false;
+  }
+  out.assign(g_shared_list.begin(), g_shared_list.end());
 }
 
 unsigned shortest_flush_us() {

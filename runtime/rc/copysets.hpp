@@ -110,8 +110,9 @@ struct SharedPage {
 void written(uintptr_t page);
 // How many such pages there are: 0 lets a release skip its flush with one load.
 size_t shared_page_count();
-// A copy of the list, in address order (processor-consistent pages only if pc_only).
-blocks::Vector<SharedPage> shared_pages(bool pc_only);  // blocks: rebuilt at every flush
+// Their pages, in address order, into `out` (processor-consistent pages only if
+// pc_only). A flush copies the list at every release; the caller keeps `out`'s storage.
+void shared_pages(bool pc_only, std::vector<uintptr_t> &out);
 // The shortest flush interval of any processor-consistent page (0: none).
 unsigned shortest_flush_us();
 

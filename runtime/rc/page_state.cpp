@@ -32,6 +32,8 @@ std::map<uintptr_t, Info> &g_info = *new std::map<uintptr_t, Info>;
 // SharedPage pages (copysets.hpp) and their entries in g_info: a flush visits them all,
 // without a lookup each.
 std::map<uintptr_t, const Info *> &g_shared = *new std::map<uintptr_t, const Info *>;
+std::vector<uintptr_t> &g_shared_list = *new std::vector<uintptr_t>;
+bool g_shared_list_stale = false;
 std::atomic<size_t> g_shared_count{0};
 Bindings &g_bound = *new Bindings;  // bound ranges on partly bound pages
 unsigned g_min_flush_us = 0;
@@ -84,8 +86,8 @@ void refresh(uintptr_t page) {
   uint8_t s = state(page);
   const Info &in = info(page);
   bool shared = (s & kMember) && !(s & kEntry) && __builtin_popcountll(in.members) > 1;
-  if (shared) g_shared[page] = &in;
-  else g_shared.erase(page);
+  if (shared) g_shared_list_stale |= g_shared.insert_or_assign(page, &in).second;
+  else g_shared_list_stale |= g_shared.erase(page) != 0;
   g_shared_count.store(g_shared.size(), std::memory_order_release);
 }
 

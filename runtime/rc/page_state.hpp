@@ -124,6 +124,10 @@ extern std::map<uintptr_t, Info> &g_info;
 // SharedPage pages (copysets.hpp) and their entries in g_info: a flush visits them all,
 // without a lookup each.
 extern std::map<uintptr_t, const Info *> &g_shared;
+// The same pages as a flat list, rebuilt (when stale) at the next flush that needs it:
+// a release copies it rather than walking the map (docs/PERFORMANCE.md, WATER's releases).
+extern std::vector<uintptr_t> &g_shared_list;
+extern bool g_shared_list_stale;
 extern std::atomic<size_t> g_shared_count;
 extern Bindings &g_bound;  // bound ranges on partly bound pages
 extern unsigned g_min_flush_us;

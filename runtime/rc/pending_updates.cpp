@@ -46,9 +46,17 @@ uint64_t g_flushes = 0;           // under the progress role (as_handler)
 // this look, on another thread, and go with the next flush.
 blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
   blocks::Vector<uintptr_t> out;  // blocks: see send_pending
+  // Kept from flush to flush: a release of a lock copies the list, and a list allocated
+  // each time cost more than the look itself (docs/PERFORMANCE.md, WATER's releases).
+  // Never destroyed, as all module state: mw_finalize may flush from an exit handler,
+  // after static and thread-local destructors have run.
+  thread_local std::vector<uintptr_t> *t_shared = nullptr;
+  if (!t_shared) t_shared = new std::vector<uintptr_t>;
+  std::vector<uintptr_t> &shared = *t_shared;
+  copysets::shared_pages(pc_only, shared);
   const size_t ps = copysets::page_size();
-  for (const auto &p : copysets::shared_pages(pc_only))
-    if (dirty::next(p.page, p.page + ps, true) != p.page + ps) out.push_back(p.page);
+  for (uintptr_t page : shared)
+    if (dirty::next(page, page + ps, true) != page + ps) out.push_back(page);
   return out;
 }
 
