@@ -161,6 +161,16 @@ TEST(Protocol, APageAnswerShorterThanItsHeadStopsTheReceiver) {
                  "malformed PAGE_DATA message from rank 1: wrong length");
 }
 
+TEST(Protocol, APageAnswerLongerThanItsHeadStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   Bytes head;
+                   append(head, copysets::PageData{window::kBase, 3, copysets::kUnwritten, 0});
+                   append(head, uint64_t{0});
+                   send_parts(0, MsgType::kPageData, head);
+                 }),
+                 "malformed PAGE_DATA message from rank 1: wrong length");
+}
+
 TEST(Protocol, APageAnswerWithoutItsDataStopsTheReceiver) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kPageData, copysets::PageData{window::kBase, 3, copysets::kOk, 0});
