@@ -419,6 +419,7 @@ void on_grant_data(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, 0);
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
+  if (!get(p.object).waiting) malformed(h, "data of a grant this rank did not ask for");
   take_runs(p.runs);
 }
 
@@ -450,6 +451,10 @@ void on_bindings(const Header &h, Bytes payload) {
   if (payload.size() < 16 || (payload.size() - 16) % 16 != 0) malformed(h, "wrong length");
   std::vector<uint64_t> w(payload.size() / 8);
   std::memcpy(w.data(), payload.data(), payload.size());
+  {  // bindings go only ahead of a grant (grant())
+    std::lock_guard<std::mutex> g(protocol::mu());
+    if (!get(w[0]).waiting) malformed(h, "bindings of a grant this rank did not ask for");
+  }
   std::vector<Range> ranges;
   if (w[1] == kCompareOnly) {  // the owner's start-up bindings, which differ from ours
     for (size_t i = 2; i < w.size(); i += 2) ranges.push_back({w[i], w[i + 1]});

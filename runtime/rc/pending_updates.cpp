@@ -61,21 +61,21 @@ blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
 }
 
 // Takes the marks of those pages and sends them to the pages' other members: one message
-// per member. Returns how many messages want an acknowledgement. Runs as a handler does
+// per member, each counted in g_asked if it wants an acknowledgement. Runs as a handler does
 // (transport::as_handler), so that no copyset join is handled between reading a page's
 // members and sending to them. `copy` (the flusher, processor-consistent pages only):
 // the application thread goes on writing meanwhile, so the marks and the data are taken
 // from a snapshot of the pages (copysets::take), a prefix of its stores, and sent
 // from that copy; a release's flush runs on the application thread itself and sends the
 // data from where it lies.
-int send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack, bool copy) {
+void send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack, bool copy) {
   const int me = protocol::rank(), np = protocol::nprocs();
   copysets::Snapshot snap;  // with `copy`: the data too; else only pages, runs and first
   copysets::take(marked, pc_only, copy, snap);
   const std::vector<copysets::SharedPage> &pages = snap.pages;
   const std::vector<Range> &runs = snap.runs;
   const std::vector<size_t> &first = snap.first;
-  if (runs.empty()) return 0;
+  if (runs.empty()) return;
   // The lists below are blocks (core/blocks.hpp): a flush of thousands of pages lists
   // hundreds of thousands of runs, and malloc'd lists met fresh pages at every flush.
   blocks::Vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in the copy
@@ -118,15 +118,14 @@ int send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack,
         protocol::race_merged(me, race_clock, runs[k].addr, runs[k].len);
     }
   UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
-  int sent = 0;
   for (int m = 0; m < np; ++m) {
     auto &runs_m = to[static_cast<size_t>(m)];
     if (runs_m.empty()) continue;
+    // Counted before it goes: a send that waits runs handlers, the acknowledgement's too.
+    if (want_ack) g_asked.fetch_add(1, std::memory_order_release);
     updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, race_clock,
                   transport::Bulk::kWait, to_from[static_cast<size_t>(m)]);
-    ++sent;
   }
-  return sent;
 }
 
 // An update message: head (updates.hpp) then the runs' bytes. Each run lies in one page;
@@ -155,7 +154,13 @@ void apply(const Header &h, Bytes payload, bool last) {
 
 void on_update_data(const Header &h, Bytes payload) { apply(h, payload, false); }
 void on_update(const Header &h, Bytes payload) { apply(h, payload, true); }
-void on_ack(const Header &, Bytes) { g_acks.fetch_add(1, std::memory_order_release); }
+// One acknowledgement more than was asked for would let a later release return before
+// its own updates are in place.
+void on_ack(const Header &h, Bytes) {
+  if (g_acks.load(std::memory_order_relaxed) >= g_asked.load(std::memory_order_acquire))
+    protocol::malformed(h, "an acknowledgement of no update");
+  g_acks.fetch_add(1, std::memory_order_release);
+}
 
 // The processor-consistency flusher: wakes every shortest flush interval. Never
 // destroyed, as the transport's service thread: a rank that leaves without mw_finalize
@@ -179,7 +184,7 @@ void flusher() {
     if (copysets::shared_page_count() > 0) {
       const blocks::Vector<uintptr_t> marked = marked_pages(true);
       if (!marked.empty())
-        transport::as_handler([&] { g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, true, true, true))); });
+        transport::as_handler([&] { send_pending(marked, true, true, true); });
     }
     lk.lock();
   }
@@ -202,7 +207,7 @@ void flush(bool wait) {
   uint64_t want = 0;
   const blocks::Vector<uintptr_t> marked = marked_pages(false);
   transport::as_handler([&] {
-    g_asked.fetch_add(static_cast<uint64_t>(send_pending(marked, false, true, false)));
+    send_pending(marked, false, true, false);
     want = g_asked.load();  // the flusher's messages sent before these included
   });
   if (wait && g_acks.load(std::memory_order_acquire) < want) {

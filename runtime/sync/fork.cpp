@@ -39,6 +39,8 @@ void on_joined(const transport::Header &h, std::span<const std::byte> payload) {
   (void)protocol::read_body<Start>(h, payload);
   std::lock_guard<std::mutex> g(g_mu);
   if (protocol::rank() != kCreator) protocol::malformed(h, "a join at a rank other than 0");
+  // One more would end a later fork's join before its workers are done.
+  if (g_joined >= g_expected) protocol::malformed(h, "a join of no outstanding fork");
   g_joined++;
 }
 

@@ -30,9 +30,12 @@ struct Semaphore {
 struct Condition {
   std::deque<int> waiters;
 };
-// Waiter side: answers received and not yet taken.
+// Waiter side: answers received and not yet taken, and answers asked for and not yet
+// received (an answer beyond them, a grant nobody waits for, would let a later wait
+// return without its turn).
 struct Answers {
   uint64_t grants = 0, queued = 0, wakes = 0;
+  uint64_t asked_grants = 0, asked_queued = 0, asked_wakes = 0;
 };
 
 std::mutex g_mu;
@@ -43,8 +46,17 @@ std::unordered_map<uint64_t, Answers> g_answers;
 // Sends body to dest, or in a job of one rank (no transport) runs its handler here.
 void to(int dest, MsgType type, const Body &b);
 
-void on_sem_wait(const transport::Header &h, std::span<const std::byte> payload) {
+// A request's body, sent to this rank as the object's manager.
+Body request_of(const transport::Header &h, std::span<const std::byte> payload, const char *why) {
   const Body b = protocol::read_body<Body>(h, payload);
+  if (locks::manager_of(b.addr) != protocol::rank()) protocol::malformed(h, why);
+  return b;
+}
+constexpr const char *kNotSemManager = "a request for a semaphore this rank does not manage";
+constexpr const char *kNotCondManager = "a request for a condition variable this rank does not manage";
+
+void on_sem_wait(const transport::Header &h, std::span<const std::byte> payload) {
+  const Body b = request_of(h, payload, kNotSemManager);
   std::unique_lock<std::mutex> g(g_mu);
   Semaphore &s = g_sems[b.addr];
   if (s.count == 0) {
@@ -57,7 +69,7 @@ void on_sem_wait(const transport::Header &h, std::span<const std::byte> payload)
 }
 
 void on_sem_post(const transport::Header &h, std::span<const std::byte> payload) {
-  const Body b = protocol::read_body<Body>(h, payload);
+  const Body b = request_of(h, payload, kNotSemManager);
   std::unique_lock<std::mutex> g(g_mu);
   Semaphore &s = g_sems[b.addr];
   if (s.waiters.empty()) {
@@ -71,7 +83,7 @@ void on_sem_post(const transport::Header &h, std::span<const std::byte> payload)
 }
 
 void on_cond_wait(const transport::Header &h, std::span<const std::byte> payload) {
-  const Body b = protocol::read_body<Body>(h, payload);
+  const Body b = request_of(h, payload, kNotCondManager);
   {
     std::lock_guard<std::mutex> g(g_mu);
     g_conds[b.addr].waiters.push_back(h.sender);
@@ -80,7 +92,7 @@ void on_cond_wait(const transport::Header &h, std::span<const std::byte> payload
 }
 
 void on_cond_signal(const transport::Header &h, std::span<const std::byte> payload) {
-  const Body b = protocol::read_body<Body>(h, payload);
+  const Body b = request_of(h, payload, kNotCondManager);
   std::deque<int> wake;
   {
     std::lock_guard<std::mutex> g(g_mu);
@@ -97,13 +109,20 @@ void on_cond_signal(const transport::Header &h, std::span<const std::byte> paylo
 
 void on_answer(const transport::Header &h, std::span<const std::byte> payload) {
   const Body b = protocol::read_body<Body>(h, payload);
+  if (h.sender != locks::manager_of(b.addr)) protocol::malformed(h, "an answer from a rank that does not manage the object");
   std::lock_guard<std::mutex> g(g_mu);
   Answers &a = g_answers[b.addr];
-  switch (static_cast<MsgType>(h.type)) {
-    case MsgType::kSemGrant: a.grants++; break;
-    case MsgType::kCondQueued: a.queued++; break;
-    default: a.wakes++; break;
+  uint64_t Answers::*got = &Answers::wakes, Answers::*asked = &Answers::asked_wakes;
+  if (h.type == static_cast<uint16_t>(MsgType::kSemGrant)) {
+    got = &Answers::grants;
+    asked = &Answers::asked_grants;
+  } else if (h.type == static_cast<uint16_t>(MsgType::kCondQueued)) {
+    got = &Answers::queued;
+    asked = &Answers::asked_queued;
   }
+  if (a.*asked == 0) protocol::malformed(h, "an answer this rank did not ask for");
+  a.*asked -= 1;
+  a.*got += 1;
 }
 
 void to(int dest, MsgType type, const Body &b) {
@@ -126,8 +145,19 @@ void to(int dest, MsgType type, const Body &b) {
 
 // Sends a request to the object's manager as a handler would (in order with the
 // handlers' own messages).
+// A wait asks for its answers first (a job of one rank answers inside to()).
 void request(const void *object, MsgType type, bool all = false) {
   const Body b{reinterpret_cast<uint64_t>(object), all ? 1u : 0u};
+  if (type == MsgType::kSemWait || type == MsgType::kCondWait) {
+    std::lock_guard<std::mutex> g(g_mu);
+    Answers &a = g_answers[b.addr];
+    if (type == MsgType::kSemWait) {
+      a.asked_grants++;
+    } else {
+      a.asked_queued++;
+      a.asked_wakes++;
+    }
+  }
   const int manager = locks::manager_of(b.addr);
   transport::as_handler([&] { to(manager, type, b); });
 }

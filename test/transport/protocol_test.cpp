@@ -1,39 +1,35 @@
-// Entry and release consistency's messages between real processes: a peer that breaks the protocol
-// stops the receiving rank with an error naming the message and the sender, instead of
-// corrupting its shared data or its lock state.
+// Entry consistency's messages between real processes (ec/): a peer that breaks the
+// protocol stops the receiving rank with an error naming the message, the sender and what
+// is wrong, instead of corrupting its shared data or its lock state. Release consistency's
+// are in protocol_rc_test.cpp, fork/join's and semaphores' in protocol_sync_test.cpp.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <atomic>
+#include <cstdio>
 #include <vector>
 
 #include "ec/barriers.hpp"
-#include "fork_job.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
 #include "ec/updates.hpp"
-#include "rc/copysets.hpp"
-#include "rc/page_state.hpp"
+#include "malformed_job.hpp"
+#include "memory/heap.hpp"
+#include "memory/window.hpp"
 
 namespace mw {
 namespace {
 
+using test::append;
 using test::Child;
-using test::JobOptions;
+using test::expect_stopped;
 using test::JobResult;
+using test::one_message;
+using test::send_parts;
+using test::two_ranks;
 using transport::MsgType;
-
-// Two ranks over shm, rank 0's error output kept.
-JobOptions two_ranks() {
-  JobOptions o;
-  o.nprocs = 2;
-  o.cfg.provider = "shm";
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
-  o.timeout_s = 20;
-  return o;
-}
+using Bytes = std::vector<std::byte>;
 
 // Rank 1 sends rank 0 one lock grant, made by `build`; rank 0 just lets it arrive.
 JobResult grant_from_rank1(void (*build)(std::vector<std::byte> &head, std::vector<std::byte> &bulk)) {
@@ -53,12 +49,6 @@ JobResult grant_from_rank1(void (*build)(std::vector<std::byte> &head, std::vect
     }
     transport::close();
   });
-}
-
-template <class T>
-void append(std::vector<std::byte> &v, const T &t) {
-  const auto *p = reinterpret_cast<const std::byte *>(&t);
-  v.insert(v.end(), p, p + sizeof t);
 }
 
 TEST(Protocol, AGrantNobodyAskedForStopsTheRankNamingTheSender) {
@@ -87,75 +77,252 @@ TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
                             "malformed LOCK_GRANT message from rank 1: a run lies outside the shared window"));
 }
 
-// Release consistency's copyset messages: rank 1 sends rank 0 one message, built by
-// `send`; rank 0, whose copysets are set up but which has asked for nothing, must stop
-// naming the message, its sender and what is wrong with it.
-JobResult copyset_message_from_rank1(void (*send)()) {
-  return run_job(two_ranks(), [send](Child &c) {
+// ---- Entry consistency: locks ----------------------------------------------------------
+//
+// Locks go to managers by address (locks::manager_of): kLock0 is managed by rank 0, the
+// receiver below, kLock1 by rank 1, the sender. Neither is ever acquired unless a test
+// says so.
+
+const uint64_t kLock0 = window::kBase, kLock1 = window::kBase + 16;
+
+void entry(int) {
+  locks::init();
+  barriers::init();
+}
+
+using locks::wire::GrantExtra;
+using locks::wire::LockOnly;
+using locks::wire::Request;
+
+JobResult lock_message_from_rank1(void (*send)(int to)) { return one_message(1, entry, send); }
+
+TEST(Protocol, ALockRequestOfNoSuchRankStopsTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockRequest, Request{kLock0, 7, MW_EXCLUSIVE, 0, 0, 0, 0, 0});
+                 }),
+                 "malformed LOCK_REQUEST message from rank 1: no such rank");
+}
+
+TEST(Protocol, ALockRequestOfNoSuchModeStopsTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockRequest, Request{kLock0, 1, 9, 0, 0, 0, 0, 0});
+                 }),
+                 "malformed LOCK_REQUEST message from rank 1: no such mode");
+}
+
+TEST(Protocol, ALockRequestToARankThatDoesNotManageTheLockStopsIt) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockRequest, Request{kLock1, 1, MW_EXCLUSIVE, 0, 0, 0, 0, 0});
+                 }),
+                 "malformed LOCK_REQUEST message from rank 1: a request for a lock this rank does not manage");
+}
+
+TEST(Protocol, ALockRequestOfTheWrongLengthStopsTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) { protocol::send_body(to, MsgType::kLockRequest, kLock0); }),
+                 "malformed LOCK_REQUEST message from rank 1: wrong length");
+}
+
+TEST(Protocol, AForwardedExclusiveRequestThatOpensNoTenureStopsTheOwner) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockForward, Request{kLock1, 1, MW_EXCLUSIVE, 0, 0, 3, 3, 0});
+                 }),
+                 "malformed LOCK_FORWARD message from rank 1: an exclusive request that opens no tenure");
+}
+
+TEST(Protocol, ARequestForwardedByARankThatDoesNotManageTheLockStopsTheOwner) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockForward, Request{kLock0, 1, MW_EXCLUSIVE, 0, 0, 0, 1, 0});
+                 }),
+                 "malformed LOCK_FORWARD message from rank 1: a routed request not from the lock's manager");
+}
+
+TEST(Protocol, ARequestForwardedForATenureTheRankNeitherOwnsNorWaitsForStopsIt) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockForward, Request{kLock1, 1, MW_EXCLUSIVE, 0, 0, 5, 6, 0});
+                 }),
+                 "malformed LOCK_FORWARD message from rank 1: a request for a tenure this rank neither owns nor waits for");
+}
+
+TEST(Protocol, AGrantOfNoSuchModeStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock1, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{9, 0, 1});
+                   send_parts(to, MsgType::kLockGrant, head);
+                 }),
+                 "malformed LOCK_GRANT message from rank 1: no such mode");
+}
+
+// Rank 0 acquires a lock rank 1 manages, and so waits for its grant; rank 1 answers the
+// request with `g_answer`.
+void (*g_answer)(int to, const Request &q);
+std::atomic<bool> g_answered{false};
+
+JobResult request_answered_by_rank1(void (*answer)(int to, const Request &q)) {
+  g_answer = answer;
+  return run_job(two_ranks(), [](Child &c) {
     protocol::start(c.rank(), 2);
-    copysets::init();
+    heap::init(c.rank(), 2);
+    if (c.rank() == 0) {
+      entry(0);
+    } else {
+      transport::on(MsgType::kLockRequest, [](const transport::Header &h, std::span<const std::byte> payload) {
+        g_answer(h.sender, protocol::read_body<Request>(h, payload));
+        g_answered = true;
+      });
+    }
     c.start();
-    if (c.rank() == 1) send();
-    else sleep(5);  // the handler stops this rank long before
+    // A lock of rank 0's part of the heap that rank 1 manages.
+    auto *l = reinterpret_cast<mw_lock_t *>(window::layout().heap_begin + 16);
+    if (c.rank() == 0) locks::acquire(l, MW_EXCLUSIVE);  // the answer's handler stops this rank
+    else transport::progress_until([] { return g_answered.load(); });
     transport::close();
   });
 }
 
-void expect_stopped(const JobResult &r, const char *what) {
-  ASSERT_FALSE(r.timed_out);
-  EXPECT_FALSE(WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
-  EXPECT_THAT(r.err[0], testing::HasSubstr(what));
-}
-
-// A page with the flushes it holds (kApplied): `count` entries, the first naming `rank`.
-void send_applied(uint32_t count, int32_t rank, bool with_page) {
-  std::vector<std::byte> page(copysets::page_size());
-  copysets::PageData d{window::kBase, 3, copysets::kApplied, count};
-  copysets::Applied a{rank, 0, 7};
-  iovec h[2] = {{&d, sizeof d}, {&a, sizeof a}}, b{page.data(), page.size()};
-  transport::send(0, MsgType::kPageData, std::span<const iovec>(h, 2), std::span<const iovec>(&b, with_page ? 1 : 0));
-}
-
-TEST(Protocol, APageListingFlushesOfTheReceiverStopsIt) {
-  expect_stopped(copyset_message_from_rank1([] { send_applied(1, 0, true); }),
-                 "malformed PAGE_DATA message from rank 1: flushes of a rank that is not another member of the copyset");
-}
-
-TEST(Protocol, APageShorterThanItsListStopsTheReceiver) {
-  expect_stopped(copyset_message_from_rank1([] { send_applied(1, 1, false); }),
-                 "malformed PAGE_DATA message from rank 1: wrong length");
-}
-
-TEST(Protocol, AJoinOfNoSuchRankStopsTheReceiver) {
-  expect_stopped(copyset_message_from_rank1([] {
-                   copysets::MemberMsg m{window::kBase, 7, 0};
-                   transport::send(0, MsgType::kCopysetJoin, &m, sizeof m);
+TEST(Protocol, AnExclusiveGrantOfNoTenureStopsTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
+                   Bytes head;
+                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 0});
+                   send_parts(to, MsgType::kLockGrant, head);
                  }),
-                 "malformed COPYSET_JOIN message from rank 1: no such rank");
+                 "malformed LOCK_GRANT message from rank 1: an exclusive grant of no tenure");
 }
 
-TEST(Protocol, AnAcknowledgementOfNoJoinStopsTheReceiver) {
-  expect_stopped(copyset_message_from_rank1([] {
-                   copysets::PageMsg m{window::kBase};
-                   transport::send(0, MsgType::kCopysetAck, &m, sizeof m);
+TEST(Protocol, GrantDataNobodyAskedForStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock1, 0, 0});
+                   send_parts(to, MsgType::kGrantData, head);
                  }),
-                 "malformed COPYSET_ACK message from rank 1: no join of that page is under way");
+                 "malformed GRANT_DATA message from rank 1: data of a grant this rank did not ask for");
 }
 
-TEST(Protocol, ARequestForAPageOutsideTheWindowStopsTheReceiver) {
-  expect_stopped(copyset_message_from_rank1([] {
-                   copysets::PageRequest q{0x1000, 1, 1, -1, 0};
-                   transport::send(0, MsgType::kPageRequest, &q, sizeof q);
+TEST(Protocol, BindingsNobodyAskedForStopTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes words;
+                   for (uint64_t w : {kLock1, uint64_t{1}}) append(words, w);
+                   send_parts(to, MsgType::kLockBindings, words);
                  }),
-                 "malformed PAGE_REQUEST message from rank 1: not a page of the shared window");
+                 "malformed LOCK_BINDINGS message from rank 1: bindings of a grant this rank did not ask for");
 }
 
-TEST(Protocol, AnAnswerToNoLeaveStopsTheReceiver) {
-  expect_stopped(copyset_message_from_rank1([] {
-                   copysets::LeftAck a{window::kBase, 0};
-                   transport::send(0, MsgType::kCopysetLeftAck, &a, sizeof a);
+TEST(Protocol, BindingsOfTheWrongLengthStopTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes words;
+                   append(words, kLock1);
+                   send_parts(to, MsgType::kLockBindings, words);
                  }),
-                 "malformed COPYSET_LEFT_ACK message from rank 1: no leave of that page is under way");
+                 "malformed LOCK_BINDINGS message from rank 1: wrong length");
+}
+
+TEST(Protocol, BindingsOutsideTheWindowStopTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
+                   Bytes words;
+                   for (uint64_t w : {q.lock, q.bind_version + 1, uint64_t{0x1000}, uint64_t{8}}) append(words, w);
+                   send_parts(to, MsgType::kLockBindings, words);
+                 }),
+                 "malformed LOCK_BINDINGS message from rank 1: a bound range outside the shared window");
+}
+
+TEST(Protocol, ARevokeOfTheWrongLengthStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) { protocol::send_body(to, MsgType::kLockRevoke, uint32_t{1}); }),
+                 "malformed LOCK_REVOKE message from rank 1: wrong length");
+}
+
+TEST(Protocol, AnAnswerToNoRevokeStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kLockRevokeAck, LockOnly{kLock0});
+                 }),
+                 "malformed LOCK_REVOKE_ACK message from rank 1: an answer to no revoke");
+}
+
+// ---- Entry consistency: the update heads of grants and barriers (ec/updates.cpp) --------
+
+TEST(Protocol, AnUpdateShorterThanItsHeadStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, kLock1);
+                   send_parts(to, MsgType::kGrantData, head);
+                 }),
+                 "malformed GRANT_DATA message from rank 1: shorter than an update head");
+}
+
+TEST(Protocol, AnUpdateOfTooManyRunsStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock0, updates::kMaxRunsPerMessage + 1, 0});
+                   send_parts(to, MsgType::kBarrierData, head);
+                 }),
+                 "malformed BARRIER_DATA message from rank 1: too many runs");
+}
+
+TEST(Protocol, AnUpdateWhoseHeadMissesRunsStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock0, 2, 8});
+                   send_parts(to, MsgType::kBarrierRelease, head);
+                 }),
+                 "malformed BARRIER_RELEASE message from rank 1: the head's length does not match its run count");
+}
+
+TEST(Protocol, AnUpdateCarryingDataNoRunNamesStopsTheRank) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock1, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 1});
+                   send_parts(to, MsgType::kLockGrant, head, Bytes(8, std::byte{1}));
+                 }),
+                 "malformed LOCK_GRANT message from rank 1: the runs do not add up to the data carried");
+}
+
+TEST(Protocol, AnArrivalWithoutItsFieldsStopsTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock0, 0, 0});
+                   send_parts(to, MsgType::kBarrierArrive, head);
+                 }),
+                 "malformed BARRIER_ARRIVE message from rank 1: unexpected fields after the runs");
+}
+
+// ---- Entry consistency: barriers (rank 0 manages them all) ------------------------------
+
+void arrive_at(int to, uint64_t epoch) {
+  Bytes head;
+  append(head, updates::Head{kLock0, 0, sizeof(barriers::wire::ArriveExtra)});
+  append(head, barriers::wire::ArriveExtra{epoch, 0, 0});
+  send_parts(to, MsgType::kBarrierArrive, head);
+}
+
+TEST(Protocol, AnArrivalAtARankThatManagesNoBarrierStopsIt) {
+  expect_stopped(one_message(0, entry, [](int to) { arrive_at(to, 1); }),
+                 "malformed BARRIER_ARRIVE message from rank 0: this rank manages no barrier", 1);
+}
+
+TEST(Protocol, ARankArrivingTwiceAtOneCrossingStopsTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   arrive_at(to, 1);
+                   arrive_at(to, 1);
+                 }),
+                 "malformed BARRIER_ARRIVE message from rank 1: it arrived twice");
+}
+
+TEST(Protocol, AnArrivalForACrossingNotOpenStopsTheManager) {
+  char want[128];
+  std::snprintf(want, sizeof want, "mw_barrier: barrier 0x%llx: rank 1 arrived for its crossing 5 while crossing 1 is open",
+                static_cast<unsigned long long>(kLock0));  // a barrier no symbol names
+  expect_stopped(lock_message_from_rank1([](int to) { arrive_at(to, 5); }), want);
+}
+
+TEST(Protocol, AReleaseOfACrossingTheRankIsNotInStopsIt) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   Bytes head;
+                   append(head, updates::Head{kLock0, 0, sizeof(barriers::wire::ReleaseExtra)});
+                   append(head, barriers::wire::ReleaseExtra{1});
+                   send_parts(to, MsgType::kBarrierRelease, head);
+                 }),
+                 "malformed BARRIER_RELEASE message from rank 1: a crossing this rank is not in");
 }
 
 }  // namespace

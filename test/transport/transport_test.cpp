@@ -359,6 +359,34 @@ TEST_P(Malformed, IsDroppedAndCountedAndTheNextGoodMessageArrives) {
             bad.push_back(message(x, 8));
           }
           {
+            Header x = h;
+            x.version += 1;
+            bad.push_back(message(x, 8));
+          }
+          {
+            Header x = h;  // valid, but this rank handles no DATA
+            x.type = static_cast<uint16_t>(MsgType::kData);
+            bad.push_back(message(x, 8));
+          }
+          {
+            Header x = h;  // the end of a transfer this rank never made
+            x.type = static_cast<uint16_t>(MsgType::kDone);
+            x.payload_len = sizeof(transport::DoneBody);
+            auto m = message(x, x.payload_len);
+            transport::DoneBody d{12345};
+            std::memcpy(m.data() + sizeof x, &d, sizeof d);
+            bad.push_back(m);
+          }
+          {
+            Header x = h;  // a piece of a transfer never announced
+            x.type = static_cast<uint16_t>(MsgType::kChunk);
+            x.payload_len = sizeof(transport::ChunkBody) + 8;
+            auto m = message(x, x.payload_len);
+            transport::ChunkBody k{12345, 0};
+            std::memcpy(m.data() + sizeof x, &k, sizeof k);
+            bad.push_back(m);
+          }
+          {
             Header x = h;  // a rendezvous header whose segments do not add up
             x.flags = transport::kRendezvous;
             x.bulk_len = 1 << 20;
@@ -377,7 +405,7 @@ TEST_P(Malformed, IsDroppedAndCountedAndTheNextGoodMessageArrives) {
           transport::progress_until([] { return g_pings.load() > 0; });
           EXPECT_EQ(g_pings.load(), 1);
           EXPECT_EQ(g_ping_value.load(), 42u);
-          EXPECT_EQ(transport::rejected(), 8u);
+          EXPECT_EQ(transport::rejected(), 12u);
           EXPECT_EQ(transport::rejected(Result::kBadMagic), 1u);
           EXPECT_EQ(transport::rejected(Result::kBadSecret), 1u);
           EXPECT_EQ(transport::rejected(Result::kLengthMismatch), 1u);
@@ -385,7 +413,9 @@ TEST_P(Malformed, IsDroppedAndCountedAndTheNextGoodMessageArrives) {
           EXPECT_EQ(transport::rejected(Result::kTooLong), 1u);
           EXPECT_EQ(transport::rejected(Result::kUnknownType), 1u);
           EXPECT_EQ(transport::rejected(Result::kBadSender), 1u);
-          EXPECT_EQ(transport::rejected(Result::kBadBody), 1u);
+          EXPECT_EQ(transport::rejected(Result::kBadVersion), 1u);
+          EXPECT_EQ(transport::rejected(Result::kNoHandler), 1u);
+          EXPECT_EQ(transport::rejected(Result::kBadBody), 3u);  // DONE, CHUNK, rendezvous
         }
         c.barrier();
         transport::close();
@@ -404,6 +434,16 @@ TEST_P(Malformed, IsDroppedAndCountedAndTheNextGoodMessageArrives) {
   EXPECT_NE(log.find("shorter than a message header"), std::string::npos) << log;
   EXPECT_NE(log.find("longer than the eager limit"), std::string::npos) << log;
   EXPECT_NE(log.find("sender is not a rank of this job"), std::string::npos) << log;
+  EXPECT_NE(log.find("from rank 0: protocol version does not match"), std::string::npos) << log;
+  EXPECT_NE(log.find("dropped a DATA message of 56 bytes from rank 0: no handler registered for its type"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("dropped a DONE message of 56 bytes from rank 0: inconsistent transport message body"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("dropped a CHUNK message of 72 bytes from rank 0: inconsistent transport message body"),
+            std::string::npos)
+      << log;
 }
 
 TEST_P(Malformed, ASenderClaimingAnotherRankIsCaughtWhereTheProviderKnowsTheSource) {
