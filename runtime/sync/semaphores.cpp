@@ -144,8 +144,8 @@ void to(int dest, MsgType type, const Body &b) {
 }
 
 // Sends a request to the object's manager as a handler would (in order with the
-// handlers' own messages).
-// A wait asks for its answers first (a job of one rank answers inside to()).
+// handlers' own messages). A wait counts the answers it asks for first: in a job of one
+// rank the answer comes inside to().
 void request(const void *object, MsgType type, bool all = false) {
   const Body b{reinterpret_cast<uint64_t>(object), all ? 1u : 0u};
   if (type == MsgType::kSemWait || type == MsgType::kCondWait) {
