@@ -295,7 +295,10 @@ void on_chunk(const Header &h, const std::byte *payload, int source, const RxBuf
   std::memcpy(&c, payload, sizeof c);
   auto it = rcv.chunked_in.find({h.sender, c.id});
   uint64_t n = h.payload_len - sizeof c;
-  if (it == rcv.chunked_in.end() || c.offset > it->second->bulk_len ||
+  // A transfer's chunks are sent in order and arrive in order (FI_ORDER_SAS): each
+  // starts where the bytes landed so far end. A repeated or overlapping chunk would
+  // otherwise count twice and complete the bulk with bytes missing.
+  if (it == rcv.chunked_in.end() || c.offset != it->second->landed ||
       n > it->second->bulk_len - c.offset) {
     reject(Result::kBadBody, rx->buf, len, source);
     return;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <ostream>
 #include <string>
 #include <random>
@@ -444,6 +445,68 @@ TEST_P(Malformed, IsDroppedAndCountedAndTheNextGoodMessageArrives) {
   EXPECT_NE(log.find("dropped a CHUNK message of 72 bytes from rank 0: inconsistent transport message body"),
             std::string::npos)
       << log;
+}
+
+std::mutex g_whole_mu;
+std::vector<std::byte> g_whole;  // the last PING's payload
+
+void on_ping_keep(const Header &, std::span<const std::byte> p) {
+  {
+    std::lock_guard<std::mutex> g(g_whole_mu);
+    g_whole.assign(p.begin(), p.end());
+  }
+  g_pings.fetch_add(1);
+}
+
+// A chunk that repeats bytes of its transfer is dropped: counted as landed, it would
+// complete the message with bytes missing and others overwritten.
+TEST_P(Malformed, ARepeatedChunkIsDroppedAndTheTransferArrivesIntact) {
+  JobOptions o;
+  o.nprocs = 2;
+  o.cfg.provider = GetParam();
+  o.cfg.all_local = true;
+  o.capture_stderr = true;
+  g_pings = 0;
+  JobResult r = run_job(
+      o,
+      [](Child &c) {
+        transport::on(MsgType::kPing, on_ping_keep);
+        c.start();
+        const transport::Config &cfg = c.config();
+        constexpr uint64_t kId = 777, kPiece = 8;
+        if (c.rank() == 0) {
+          Header rts = good_header(cfg, sizeof(transport::RtsBody));
+          rts.flags = transport::kChunked;
+          rts.bulk_len = 2 * kPiece;
+          auto announce = message(rts, rts.payload_len);
+          const transport::RtsBody body{kId, 0, 0};
+          std::memcpy(announce.data() + sizeof rts, &body, sizeof body);
+          auto chunk = [&](uint64_t offset, char fill) {
+            Header x = good_header(cfg, sizeof(transport::ChunkBody) + kPiece);
+            x.type = static_cast<uint16_t>(MsgType::kChunk);
+            auto m = message(x, x.payload_len);
+            const transport::ChunkBody k{kId, offset};
+            std::memcpy(m.data() + sizeof x, &k, sizeof k);
+            std::memset(m.data() + sizeof x + sizeof k, fill, kPiece);
+            return m;
+          };
+          for (const auto &m : {announce, chunk(0, 'a'), chunk(0, 'x'), chunk(kPiece, 'b')})
+            transport::testing::send_raw(1, m.data(), m.size());
+        } else {
+          transport::progress_until([] { return g_pings.load() > 0; });
+          std::lock_guard<std::mutex> g(g_whole_mu);
+          EXPECT_EQ(std::string(reinterpret_cast<const char *>(g_whole.data()), g_whole.size()),
+                    "aaaaaaaabbbbbbbb");
+          EXPECT_EQ(transport::rejected(Result::kBadBody), 1u);
+        }
+        c.barrier();
+        transport::close();
+      },
+      child_failed);
+  EXPECT_TRUE(r.all_exited_zero()) << r.err[0] << r.err[1];
+  EXPECT_NE(r.err[1].find("dropped a CHUNK message of 72 bytes from rank 0: inconsistent transport message body"),
+            std::string::npos)
+      << r.err[1];
 }
 
 TEST_P(Malformed, ASenderClaimingAnotherRankIsCaughtWhereTheProviderKnowsTheSource) {
