@@ -327,8 +327,11 @@ void on_chunk(const Header &h, const std::byte *payload, int source, const RxBuf
 void on_split_payload(RxBuf *rx, size_t len, int source, bool run_handlers) {
   rcv.split_pending[source] = 0;
   Header h = rcv.split_from[source];
-  if (len != h.payload_len) {
-    reject(Result::kLengthMismatch, &h, sizeof h, source);
+  const Result r = len != h.payload_len ? Result::kLengthMismatch
+                   : !rcv.handlers[h.type] ? Result::kNoHandler
+                                            : Result::kOk;
+  if (r != Result::kOk) {
+    reject(r, &h, sizeof h, source);
     post_recv(rx);
     return;
   }
@@ -358,7 +361,10 @@ void on_recv(RxBuf *rx, size_t len, fi_addr_t src, bool run_handlers) {
   Header h{};
   if (r == Result::kOk) {
     std::memcpy(&h, rx->buf, sizeof h);
-    if (is_protocol_type(h.type) && !rcv.handlers[h.type]) r = Result::kNoHandler;
+    // A split header's payload is dropped with it (on_split_payload): read as a message
+    // of its own, it could pass for one.
+    const bool split = h.flags == kSplit && source != kUnknownSource;
+    if (is_protocol_type(h.type) && !rcv.handlers[h.type] && !split) r = Result::kNoHandler;
   }
   if (r != Result::kOk) {
     reject(r, rx->buf, len, source);

@@ -275,18 +275,21 @@ TEST(Protocol, AnAcknowledgementOfNoUpdateStopsTheWriter) {
 // Rank 0 touches a page of rank 1's part of the heap (its home) and so asks for it; rank 1
 // answers with `g_answer`. With `g_leave`, rank 0 then leaves the page's copyset and rank
 // 1 answers the leave with `g_left`; with `again` too, rank 0 then touches the page again.
+// With `next_first`, the page touched and left first is the one after: the page touched
+// again then asks for it ahead, as a page it held before.
 
 void (*g_answer)(int to, uint64_t page);
 void (*g_left)(int to, uint64_t page);
-bool g_leave, g_again;
+bool g_leave, g_again, g_next_first;
 std::atomic<int> g_answered{0};
 
 JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(int, uint64_t) = nullptr,
-                                  bool again = false) {
+                                  bool again = false, bool next_first = false) {
   g_answer = answer;
   g_left = left;
   g_leave = left != nullptr;
   g_again = again;
+  g_next_first = next_first;
   return run_job(two_ranks(), [](Child &c) {
     protocol::start(c.rank(), 2);
     heap::init(c.rank(), 2);
@@ -312,8 +315,9 @@ JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(in
         (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
       }
       volatile char *page = reinterpret_cast<char *>(hi);
-      (void)*page;  // a copyset fault: the answer's handler stops this rank
-      if (g_leave) copysets::leave(const_cast<char *>(page), window::page_size());
+      volatile char *first = g_next_first ? page + window::page_size() : page;
+      (void)*first;  // a copyset fault: the answer's handler stops this rank
+      if (g_leave) copysets::leave(const_cast<char *>(first), window::page_size());
       if (g_again) (void)*page;
     } else {
       transport::progress_until([] { return g_answered.load() == 1 + g_leave + g_again; });
@@ -378,6 +382,72 @@ TEST(Protocol, APageAnswerWithoutDataForAPageHeldBeforeStopsTheFetcher) {
                  "malformed PAGE_DATA message from rank 1: no data for a page this rank held before");
 }
 
+TEST(Protocol, PagesAheadWithoutDataForAPageHeldBeforeStopTheFetcher) {
+  // Rank 0 fetches the page after the one it faults on, leaves it, and faults: the page
+  // after, asked for ahead, is stale here and must come with its data.
+  expect_stopped(fetch_answered_by_rank1(
+                     [](int to, uint64_t page) {
+                       if (g_answered.load() == 0) return unwritten_page(to, page);  // the page after
+                       protocol::send_body(to, MsgType::kPageData,
+                                           copysets::AheadData{{page, 2, copysets::kAhead, 0}, 0, 0});
+                       unwritten_page(to, page);  // taken, the page after would have ended the fetch
+                     },
+                     [](int to, uint64_t page) {
+                       protocol::send_body(to, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
+                     },
+                     true, true),
+                 "malformed PAGE_DATA message from rank 1: no data for a page this rank held before");
+}
+
+// Three ranks: rank 0 faults on the first page of rank 1's part of the heap; rank 1 passes
+// the request on to rank 2, which answers it with `g_third_answers` (no correct rank
+// does: only a page's home answers for it).
+void (*g_third_answers)(int to, uint64_t page);
+
+JobResult fetch_answered_by_rank2(void (*answer)(int, uint64_t)) {
+  g_third_answers = answer;
+  test::JobOptions o = two_ranks();
+  o.nprocs = 3;
+  return run_job(o, [](Child &c) {
+    protocol::start(c.rank(), 3);
+    heap::init(c.rank(), 3);
+    using transport::Header;
+    using Payload = std::span<const std::byte>;
+    if (c.rank() == 0) {
+      copysets::report_faults();
+      copysets::init();
+    } else {
+      transport::on(MsgType::kPageRequest, [](const Header &h, Payload payload) {
+        const copysets::PageRequest q = protocol::read_body<copysets::PageRequest>(h, payload);
+        if (h.sender == 0) protocol::send_body(2, MsgType::kPageRequest, q);
+        else g_third_answers(0, q.page);
+        g_answered++;
+      });
+    }
+    c.start();
+    if (c.rank() == 0) {
+      uintptr_t lo = window::layout().heap_begin, hi = window::kEnd;  // the first page of rank 1's part
+      while (hi - lo > window::page_size()) {
+        const uintptr_t mid = (lo + (hi - lo) / 2) & ~(window::page_size() - 1);
+        (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
+      }
+      (void)*reinterpret_cast<volatile char *>(hi);  // the answer's handler stops this rank
+    } else {
+      transport::progress_until([] { return g_answered.load() == 1; });
+    }
+    transport::close();
+  });
+}
+
+TEST(Protocol, PagesAheadMadeTheFetchersByARankThatDidNotAllocateThemStopIt) {
+  expect_stopped(fetch_answered_by_rank2([](int to, uint64_t page) {
+                   // The page after the one faulted on, given away by rank 2 as if it were its home.
+                   protocol::send_body(to, MsgType::kPageData, copysets::AheadData{{page, 2, copysets::kAhead, 0}, 0, 2});
+                   // Taken, the page after would have ended the fetch.
+                   protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 5, copysets::kUnwritten, 0});
+                 }),
+                 "malformed PAGE_DATA message from rank 2: pages made this rank's by a rank that did not allocate them");
+}
 
 // Three ranks: rank 0 fetches a page homed at rank 1 whose copyset is all three, then
 // leaves it. The home tells rank 2 (COPYSET_LEFT), which answers the leaver with

@@ -513,6 +513,117 @@ TEST_P(Malformed, ARepeatedChunkIsDroppedAndTheTransferArrivesIntact) {
       << r.err[1];
 }
 
+// A split message (kSplit: the header alone, then its payload as the sender's next
+// message) whose payload is not the length its header declares is dropped, and so is a
+// payload no split header announced; the next message is read as a message again.
+// Without FI_SOURCE the receiver cannot tell whose next message the payload is: it drops
+// the split header itself, and the payloads, read as messages, are too short for one.
+TEST_P(Malformed, ASplitPayloadOfTheWrongLengthIsDroppedAndTheNextGoodMessageArrives) {
+  JobOptions o;
+  o.nprocs = 2;
+  o.cfg.provider = GetParam();
+  o.cfg.all_local = true;
+  o.capture_stderr = true;
+  g_pings = 0;
+  JobResult r = run_job(
+      o,
+      [](Child &c) {
+        transport::on(MsgType::kPing, on_ping);
+        c.start();
+        if (c.rank() == 0) {
+          Header split = good_header(c.config(), 8);
+          split.flags = transport::kSplit;
+          const std::vector<std::byte> header = message(split, 0), longer(12, std::byte{7}), stray(8, std::byte{7});
+          for (const auto &m : {header, longer, stray}) transport::testing::send_raw(1, m.data(), m.size());
+          uint64_t v = 42;
+          transport::send(1, MsgType::kPing, &v, sizeof v);
+        } else {
+          transport::progress_until([] { return g_pings.load() > 0; });
+          EXPECT_EQ(g_pings.load(), 1);
+          EXPECT_EQ(g_ping_value.load(), 42u);
+          c.report(transport::reports_source());
+          if (transport::reports_source()) {
+            EXPECT_EQ(transport::rejected(), 2u);
+            EXPECT_EQ(transport::rejected(Result::kLengthMismatch), 1u);
+            EXPECT_EQ(transport::rejected(Result::kShort), 1u);  // the stray payload
+          } else {
+            EXPECT_EQ(transport::rejected(), 3u);
+            EXPECT_EQ(transport::rejected(Result::kBadBody), 1u);  // the split header
+            EXPECT_EQ(transport::rejected(Result::kShort), 2u);    // both payloads
+          }
+        }
+        c.barrier();
+        transport::close();
+      },
+      child_failed);
+  EXPECT_TRUE(r.all_exited_zero()) << r.err[0] << r.err[1];
+  ASSERT_EQ(r.reports.size(), 1u);
+  const bool knows = r.reports[0] != 0;
+  const std::string &log = r.err[1];
+  if (knows) {
+    // The split header is what is reported: the PING message's own 48 bytes.
+    EXPECT_NE(log.find("dropped a PING message of 48 bytes from rank 0: declared length differs from the bytes "
+                       "received"),
+              std::string::npos)
+        << log;
+  } else {
+    EXPECT_NE(log.find("dropped a PING message of 48 bytes from rank 0: inconsistent transport message body"),
+              std::string::npos)
+        << log;
+  }
+  EXPECT_NE(log.find(std::string("dropped a message of 8 bytes from ") + (knows ? "rank 0" : "an unknown rank") +
+                     ": shorter than a message header"),
+            std::string::npos)
+      << log;
+}
+
+// A split message of a type this rank has no handler for is dropped whole: its payload,
+// the sender's next message, must not be read as a message of its own (here it looks
+// like one, a PING the sender never sent as such).
+TEST_P(Malformed, ASplitMessageWithNoHandlerIsDroppedWithItsPayload) {
+  JobOptions o;
+  o.nprocs = 2;
+  o.cfg.provider = GetParam();
+  o.cfg.all_local = true;
+  o.capture_stderr = true;
+  g_pings = 0;
+  JobResult r = run_job(
+      o,
+      [](Child &c) {
+        transport::on(MsgType::kPing, on_ping);
+        c.start();
+        if (c.rank() == 0) {
+          Header ping = good_header(c.config(), 8);
+          std::vector<std::byte> inner = message(ping, 8);
+          const uint64_t v = 5;
+          std::memcpy(inner.data() + sizeof ping, &v, sizeof v);
+          Header split = good_header(c.config(), inner.size());
+          split.type = static_cast<uint16_t>(MsgType::kData);  // rank 1 handles no DATA
+          split.flags = transport::kSplit;
+          const std::vector<std::byte> header = message(split, 0);
+          for (const auto &m : {header, inner}) transport::testing::send_raw(1, m.data(), m.size());
+          const uint64_t w = 6;
+          transport::send(1, MsgType::kPing, &w, sizeof w);
+        } else {
+          transport::progress_until([] { return g_ping_value.load() == 6; });
+          // Without FI_SOURCE no split header can be matched to its payload (the
+          // transport then sends none); the payload is read as the message it looks like.
+          if (transport::reports_source()) {
+            EXPECT_EQ(g_pings.load(), 1);
+            EXPECT_EQ(transport::rejected(), 1u);
+            EXPECT_EQ(transport::rejected(Result::kNoHandler), 1u);
+          }
+        }
+        c.barrier();
+        transport::close();
+      },
+      child_failed);
+  EXPECT_TRUE(r.all_exited_zero()) << r.err[0] << r.err[1];
+  EXPECT_NE(r.err[1].find("dropped a DATA message of 48 bytes from rank 0: no handler registered for its type"),
+            std::string::npos)
+      << r.err[1];
+}
+
 TEST_P(Malformed, ASenderClaimingAnotherRankIsCaughtWhereTheProviderKnowsTheSource) {
   JobOptions o;
   o.nprocs = 3;
