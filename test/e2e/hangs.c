@@ -12,8 +12,8 @@
 // BARRIERS-DAG: rank 0: rank 1 will not arrive
 // BARRIERS-DAG: rank 1: rank 0 will not arrive
 // BARRIERS: what each rank waits for:
-// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+56]]
-// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+57]]
+// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+58]]
+// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+59]]
 // BARRIERS: stopping the job
 //
 // A lock cycle: rank r holds lock r and asks for the other.
@@ -21,8 +21,8 @@
 // CYCLE: mwrun: deadlock:
 // CYCLE-DAG: rank 0: held by rank 1
 // CYCLE-DAG: rank 1: held by rank 0
-// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+54]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
-// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+55]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+56]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+57]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
 //
 // A program that waits long but makes progress is not a deadlock: rank 1 computes for
 // 3 s while rank 0 waits at the barrier.
@@ -32,7 +32,9 @@
 //
 // SIGUSR1 to mwrun prints the table and the job goes on; a rank stopped by SIGSTOP is
 // "not answering", and after --liveness seconds its peer stops the job naming it.
-// RUN: bash -c '%mwrun -n 2 --liveness 4 %t stop & sleep 2.5; kill -USR1 $!; wait $!; echo exit $?' > %t.stop 2>&1
+// The signal goes once rank 1 has said it stops (up to 20 s: a loaded machine may take
+// seconds to start the job), and half a second more for rank 0 to reach its barrier.
+// RUN: bash -c '%mwrun -n 2 --liveness 4 %t stop & for i in $(seq 200); do grep -q "rank 1 stops" %t.stop && break; sleep 0.1; done; sleep 0.5; kill -USR1 $!; wait $!; echo exit $?' > %t.stop 2>&1
 // RUN: FileCheck %s --check-prefix=STOP < %t.stop
 // STOP: mwrun: what each rank waits for:
 // STOP-NEXT: rank 0 {{.*}}: waits for barrier first {{.*}}, for {{[0-9.]+}} s
@@ -41,7 +43,7 @@
 // STOP: exit 1
 //
 // A rank spinning outside Midway is "not answering" too, while its peer waits.
-// RUN: bash -c '%mwrun -n 2 %t spin & sleep 2.5; kill -USR1 $!; wait $!; echo exit $?' > %t.spin 2>&1
+// RUN: bash -c '%mwrun -n 2 %t spin & for i in $(seq 200); do grep -q "rank 1 spins" %t.spin && break; sleep 0.1; done; sleep 0.5; kill -USR1 $!; wait $!; echo exit $?' > %t.spin 2>&1
 // RUN: FileCheck %s --check-prefix=SPIN < %t.spin
 // SPIN: mwrun: what each rank waits for:
 // SPIN-NEXT: rank 0 {{.*}}: waits for barrier first
@@ -80,12 +82,16 @@ int main(int argc, char **argv) {
       mw_acquire(&locks[0], MW_EXCLUSIVE);
   } else if (strcmp(mode, "slow") == 0 || strcmp(mode, "spin") == 0) {
     if (me == 1) {
+      if (strcmp(mode, "spin") == 0) fprintf(stderr, "hangs: rank 1 spins for 4 s\n");
       volatile unsigned long spins = 0;
       for (double t0 = now(); now() - t0 < 4;) spins++;
     }
     mw_barrier(&first);
   } else if (strcmp(mode, "stop") == 0) {
-    if (me == 1) raise(SIGSTOP);
+    if (me == 1) {
+      fprintf(stderr, "hangs: rank 1 stops itself\n");
+      raise(SIGSTOP);
+    }
     mw_barrier(&first);
   }
   if (me == 0) printf("done\n");
