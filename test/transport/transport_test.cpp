@@ -300,14 +300,20 @@ std::vector<std::byte> message(const Header &h, size_t payload_len) {
   return m;
 }
 
+// A job of `nprocs` local ranks over `provider` whose error output the test reads.
+JobOptions capturing(const std::string &provider, int nprocs) {
+  JobOptions o;
+  o.nprocs = nprocs;
+  o.cfg.provider = provider;
+  o.cfg.all_local = true;
+  o.capture_stderr = true;
+  return o;
+}
+
 class Malformed : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Malformed, IsDroppedAndCountedAndTheNextGoodMessageArrives) {
-  JobOptions o;
-  o.nprocs = 2;
-  o.cfg.provider = GetParam();
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
+  JobOptions o = capturing(GetParam(), 2);
   // The over-long message below meets two libfabric 1.17 bugs, which the transport never
   // triggers itself (it sends at most a header plus the eager limit, which every rank of
   // a job shares):
@@ -465,11 +471,7 @@ void on_ping_keep(const Header &, std::span<const std::byte> p) {
 // A chunk that repeats bytes of its transfer is dropped: counted as landed, it would
 // complete the message with bytes missing and others overwritten.
 TEST_P(Malformed, ARepeatedChunkIsDroppedAndTheTransferArrivesIntact) {
-  JobOptions o;
-  o.nprocs = 2;
-  o.cfg.provider = GetParam();
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
+  JobOptions o = capturing(GetParam(), 2);
   g_pings = 0;
   JobResult r = run_job(
       o,
@@ -519,11 +521,7 @@ TEST_P(Malformed, ARepeatedChunkIsDroppedAndTheTransferArrivesIntact) {
 // Without FI_SOURCE the receiver cannot tell whose next message the payload is: it drops
 // the split header itself, and the payloads, read as messages, are too short for one.
 TEST_P(Malformed, ASplitPayloadOfTheWrongLengthIsDroppedAndTheNextGoodMessageArrives) {
-  JobOptions o;
-  o.nprocs = 2;
-  o.cfg.provider = GetParam();
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
+  JobOptions o = capturing(GetParam(), 2);
   g_pings = 0;
   JobResult r = run_job(
       o,
@@ -581,11 +579,7 @@ TEST_P(Malformed, ASplitPayloadOfTheWrongLengthIsDroppedAndTheNextGoodMessageArr
 // the sender's next message, must not be read as a message of its own (here it looks
 // like one, a PING the sender never sent as such).
 TEST_P(Malformed, ASplitMessageWithNoHandlerIsDroppedWithItsPayload) {
-  JobOptions o;
-  o.nprocs = 2;
-  o.cfg.provider = GetParam();
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
+  JobOptions o = capturing(GetParam(), 2);
   g_pings = 0;
   JobResult r = run_job(
       o,
@@ -625,11 +619,7 @@ TEST_P(Malformed, ASplitMessageWithNoHandlerIsDroppedWithItsPayload) {
 }
 
 TEST_P(Malformed, ASenderClaimingAnotherRankIsCaughtWhereTheProviderKnowsTheSource) {
-  JobOptions o;
-  o.nprocs = 3;
-  o.cfg.provider = GetParam();
-  o.cfg.all_local = true;
-  o.capture_stderr = true;
+  JobOptions o = capturing(GetParam(), 3);
   JobResult r = run_job(
       o,
       [](Child &c) {
