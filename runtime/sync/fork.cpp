@@ -1,6 +1,8 @@
 // Fork/join: rank 0 starts a function on every other rank and waits for it (sync/fork.hpp).
 #include "sync/fork.hpp"
 
+#include <link.h>
+
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -28,9 +30,33 @@ uint64_t g_joined = 0;           // rank 0: kForkJoined received, over all forks
 uint64_t g_expected = 0;         // rank 0: kForkJoined that end the outstanding fork
 bool g_outstanding = false;
 
+// Is addr inside an executable segment of a loaded object? Every rank runs the same
+// program at the same addresses (memory/same_layout), so a fork's function is code here
+// too; anything else would be a jump to wherever the message says.
+bool is_code(uint64_t addr) {
+  struct Find {
+    uint64_t addr;
+    bool found = false;
+  } find{addr};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *f = static_cast<Find *>(data);
+        for (int i = 0; i < info->dlpi_phnum; i++) {
+          const ElfW(Phdr) &ph = info->dlpi_phdr[i];
+          if (ph.p_type != PT_LOAD || !(ph.p_flags & PF_X)) continue;
+          const uint64_t begin = info->dlpi_addr + ph.p_vaddr;
+          if (f->addr >= begin && f->addr < begin + ph.p_memsz) f->found = true;
+        }
+        return f->found ? 1 : 0;
+      },
+      &find);
+  return find.found;
+}
+
 void on_start(const transport::Header &h, std::span<const std::byte> payload) {
   if (h.sender != kCreator) protocol::malformed(h, "a fork from a rank other than 0");
   const Start s = protocol::read_body<Start>(h, payload);
+  if (s.fn != 0 && !is_code(s.fn)) protocol::malformed(h, "a fork of an address that is not code in this program");
   std::lock_guard<std::mutex> g(g_mu);
   g_starts.push_back(s.fn);
 }

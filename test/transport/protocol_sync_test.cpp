@@ -38,6 +38,13 @@ TEST(ProtocolSync, AForkOfTheWrongLengthStopsTheWorker) {
                  "malformed FORK_START message from rank 0: wrong length", 1);
 }
 
+TEST(ProtocolSync, AForkOfAnAddressThatIsNotCodeStopsTheWorker) {
+  // A heap address: data, not a function, in every rank.
+  static const uint64_t data = reinterpret_cast<uint64_t>(new int(0));
+  expect_stopped(one_message(0, sync, [](int to) { protocol::send_body(to, MsgType::kForkStart, data); }),
+                 "malformed FORK_START message from rank 0: a fork of an address that is not code in this program", 1);
+}
+
 TEST(ProtocolSync, AJoinAtARankOtherThanTheCreatorStopsIt) {
   expect_stopped(one_message(0, sync, [](int to) { protocol::send_body(to, MsgType::kForkJoined, uint64_t{0}); }),
                  "malformed FORK_JOINED message from rank 0: a join at a rank other than 0", 1);
