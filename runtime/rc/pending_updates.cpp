@@ -30,12 +30,18 @@ struct UpdateExtra {
   uint32_t reserved;
 };
 
-// Every update message asks for an acknowledgement, the flusher's too: a release (or a
+// Update messages ask for an acknowledgement, the flusher's too: a release (or a
 // barrier) waits for all of them, so that it also covers what the flusher took just
 // before it (the marks are gone, and its own flush then has nothing to send for them).
+// But a lock's release at two ranks waits for none (flush_release), and its messages
+// ask for none either: an acknowledgement each was half of WATER-NSQUARED's update
+// messages. A rank's messages to a peer arrive in order, so the next flush that waits
+// covers them with its own acknowledged message to that peer, or with an empty one
+// (sync_unacked) when it has nothing else to send there.
 std::atomic<uint64_t> g_acks{0};   // acknowledgements received
 std::atomic<uint64_t> g_asked{0};  // ... asked for: added under the progress role (as_handler)
 uint64_t g_flushes = 0;           // under the progress role (as_handler)
+std::atomic<uint64_t> g_unacked{0};  // members sent updates no acknowledgement covers yet (bits; changed as g_asked)
 
 // The copyset pages (or the processor-consistent ones) that have marks. Looked for before
 // the flush takes the progress role, which would keep this rank from serving anything
@@ -60,6 +66,18 @@ blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
   return out;
 }
 
+// An acknowledged update with no runs to each member that unacknowledged updates went to
+// (see g_unacked): its acknowledgement says they are in place. Under the progress role.
+void sync_unacked() {
+  for (int m = 0; g_unacked.load(std::memory_order_relaxed) != 0; ++m) {
+    if (!(g_unacked.load(std::memory_order_relaxed) >> m & 1)) continue;
+    g_unacked.fetch_and(~(uint64_t{1} << m), std::memory_order_relaxed);
+    const UpdateExtra ex{++g_flushes, 1u, 0};
+    g_asked.fetch_add(1, std::memory_order_release);
+    updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, {}, &ex, sizeof ex, 0, transport::Bulk::kWait, {});
+  }
+}
+
 // Takes the marks of those pages and sends them to the pages' other members: one message
 // per member, each counted in g_asked if it wants an acknowledgement. Runs as a handler does
 // (transport::as_handler), so that no copyset join is handled between reading a page's
@@ -75,7 +93,10 @@ void send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack
   const std::vector<copysets::SharedPage> &pages = snap.pages;
   const std::vector<Range> &runs = snap.runs;
   const std::vector<size_t> &first = snap.first;
-  if (runs.empty()) return;
+  if (runs.empty()) {
+    if (want_ack) sync_unacked();
+    return;
+  }
   // The lists below are blocks (core/blocks.hpp): a flush of thousands of pages lists
   // hundreds of thousands of runs, and malloc'd lists met fresh pages at every flush.
   blocks::Vector<const std::byte *> at;  // with `copy`: where each run's bytes lie in the copy
@@ -123,9 +144,14 @@ void send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack
     if (runs_m.empty()) continue;
     // Counted before it goes: a send that waits runs handlers, the acknowledgement's too.
     if (want_ack) g_asked.fetch_add(1, std::memory_order_release);
+    if (want_ack)
+      g_unacked.fetch_and(~(uint64_t{1} << m), std::memory_order_relaxed);
+    else
+      g_unacked.fetch_or(uint64_t{1} << m, std::memory_order_relaxed);
     updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, race_clock,
                   transport::Bulk::kWait, to_from[static_cast<size_t>(m)]);
   }
+  if (want_ack) sync_unacked();
 }
 
 // An update message: head (updates.hpp) then the runs' bytes. Each run lies in one page;
@@ -201,13 +227,13 @@ void init() {
 namespace {
 void flush(bool wait) {
   if (!copysets::enabled()) return;
-  if (copysets::shared_page_count() == 0 &&
+  if (copysets::shared_page_count() == 0 && g_unacked.load(std::memory_order_relaxed) == 0 &&
       g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
     return;
   uint64_t want = 0;
   const blocks::Vector<uintptr_t> marked = marked_pages(false);
   transport::as_handler([&] {
-    send_pending(marked, false, true, false);
+    send_pending(marked, false, wait, false);
     want = g_asked.load();  // the flusher's messages sent before these included
   });
   if (wait && g_acks.load(std::memory_order_acquire) < want) {
