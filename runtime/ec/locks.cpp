@@ -100,6 +100,8 @@ struct Lock {
   uint32_t cached_run = 0;     // cached acquires since the last look (see time_to_look)
   uint32_t look_after = kFirstLook;  // ... and how many to make before the next
   std::atomic<bool> granted{false};
+  bool ahead = false;          // the request out was asked ahead (see "Asking ahead")
+  std::atomic<bool> unused_ahead{false};  // owned from asking ahead, not held since
   uint64_t t_seen = 0;         // Lamport time this rank last saw the lock
   Bindings bindings;
   // Bindings changed by an exclusive holder count up from 1 and travel with the lock;
@@ -207,6 +209,10 @@ void open_tenure(Lock &k, uint64_t t) {
   k.queue.swap(k.next);
 }
 
+// Asking ahead (counts under the mutex): locks granted here ahead of an acquire, and those
+// of them a peer took back before this rank used them.
+uint64_t g_ahead_granted = 0, g_ahead_wasted = 0;
+
 void wake(Lock &k, int mode) {
   k.set_held(mode);
   k.ever_held.store(true, std::memory_order_relaxed);
@@ -290,6 +296,7 @@ void grant(Lock &k, const Request &r) {
   // meanwhile: the acquirer handles the grant only once it has read it, and until then
   // no rank can take the lock exclusively (an exclusive grant has moved ownership there;
   // a non-exclusive one leaves a reader to revoke, which answers only after its grant).
+  if (k.unused_ahead.exchange(false, std::memory_order_relaxed)) g_ahead_wasted++;
   GrantExtra ex{r.mode, 0, r.opens};
   updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now,
                 transport::Bulk::kDeferred);
@@ -444,6 +451,14 @@ void on_grant(const Header &h, Bytes head) {
   } else {
     k.read_valid = true;
   }
+  if (k.ahead) {  // nobody waits: the lock stays here, owned and free, for the acquire to come
+    k.ahead = false;
+    k.waiting = false;
+    k.unused_ahead.store(true, std::memory_order_relaxed);
+    g_ahead_granted++;
+    serve(k);  // a request already queued for this tenure takes it on
+    return;
+  }
   wake(k, static_cast<int>(ex.mode));
 }
 
@@ -532,6 +547,63 @@ void look() {
   transport::progress_until([&polled] { return std::exchange(polled, true); });
 }
 
+// Asking ahead. A rank that takes the locks of an array one after another (WATER-NSQUARED
+// adds each molecule's forces under that molecule's lock) waits a hand-over at each:
+// a round trip through a peer that is computing. When its exclusive acquires have
+// walked the same stride twice, the next kAhead locks on that stride are asked for as
+// this one is taken: their grants travel while it works, and their acquires find them
+// here, owned and free (the cached path). Such a lock is an idle owned lock like any: a
+// peer's request takes it away at once, and a prediction that misses costs messages,
+// not waits; when peers take back more than a quarter of what came ahead, this rank
+// stops asking. Only where a grant ships no data (release and processor consistency),
+// and never for a lock with bindings: bound data must not land while nobody holds it.
+constexpr int kAhead = 2;
+
+struct Stride {
+  uintptr_t last = 0;
+  uintptr_t step = 0;
+  int seen = 0;  // times in a row the step repeated
+};
+// initial-exec: a cached acquire reads it, and the general model costs a call to __tls_get_addr.
+__attribute__((tls_model("initial-exec"))) thread_local Stride t_stride;
+
+// Is addr a lock object a peer could also name? (check_object's test, without stopping)
+bool could_be_lock(uintptr_t addr) {
+  const void *p = reinterpret_cast<const void *>(addr);
+  return window::is_shared(p, sizeof(mw_lock_t)) && (addr < window::layout().heap_begin || heap::owner_of(addr) >= 0);
+}
+
+void ask_for(uintptr_t addr) {
+  const Lock *cached = g_record_cache[(addr >> 4) % kRecordCache].load(std::memory_order_acquire);
+  if (cached && cached->addr == addr && (cached->word.load(std::memory_order_relaxed) & (kCachedX | kHoldMask))) return;
+  if (!could_be_lock(addr)) return;
+  transport::as_handler([&] {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    if (g_ahead_wasted * 4 > g_ahead_granted + 8) return;
+    Lock &k = get(addr);
+    Frozen f(k);
+    if (k.waiting || k.owner || k.held() != kNone || !k.bindings.empty() || k.bind_version != 0) return;
+    k.waiting = true;
+    k.wanted = MW_EXCLUSIVE;
+    k.ahead = true;
+    route(k, Request{k.addr, me(), MW_EXCLUSIVE, k.t_seen, 0, 0, 0, 0});
+  });
+}
+
+[[gnu::always_inline]] inline void ask_ahead(uintptr_t addr, int mode) {
+  Stride &s = t_stride;
+  const uintptr_t step = addr - s.last;
+  s.last = addr;
+  if (step != s.step || step == 0) {  // the common case (the same lock again) ends here
+    s.step = step;
+    s.seen = 0;
+    return;
+  }
+  if (s.seen < 2 && ++s.seen < 2) return;
+  if (mode != MW_EXCLUSIVE || protocol::nprocs() == 1) return;
+  for (int i = 1; i <= kAhead; i++) ask_for(addr + i * step);
+}
+
 }  // namespace
 
 int manager_of(uintptr_t addr) {
@@ -574,11 +646,14 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
       look_first = true;
     else if (k->word.compare_exchange_strong(w, w | hold_bits(mode), std::memory_order_acquire)) {
       k->ever_held.store(true, std::memory_order_relaxed);
+      if (k->unused_ahead.load(std::memory_order_relaxed)) k->unused_ahead.store(false, std::memory_order_relaxed);
       stats::lock_acquire(false);
+      ask_ahead(k->addr, mode);
       return;
     }
   }
   if (look_first) look();  // a remote requester may be waiting (see time_to_look)
+  bool taken;
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     Frozen f(*k);
@@ -586,13 +661,16 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
       fatal("mw_acquire",
             "lock %s is already held by this rank (%s): release it before acquiring it again",
             protocol::lock_name(l).c_str(), mode_name(k->held()));
-    if (k->local(mode)) {
+    taken = k->local(mode);
+    if (taken) {
       k->set_held(mode);
       k->ever_held.store(true, std::memory_order_relaxed);
+      k->unused_ahead.store(false, std::memory_order_relaxed);
       stats::lock_acquire(false);
-      return;
     }
   }
+  ask_ahead(k->addr, mode);  // the next locks' requests travel with this one's
+  if (taken) return;
   stats::ScopedWait wait(stats::Wait::Acquire);
   waits::Waiting waiting(waits::Kind::kLock, k->addr, manager_of(k->addr), static_cast<uint32_t>(mode));
   k->granted.store(false, std::memory_order_relaxed);
@@ -601,6 +679,17 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     Frozen f(*k);
     k->cached_run = 0;
     k->look_after = kFirstLook;
+    if (k->waiting) {  // asked ahead and not granted yet: that grant now wakes this acquire
+      k->ahead = false;
+      return;
+    }
+    if (k->local(mode)) {  // asked ahead, and granted since the look above
+      k->set_held(mode);
+      k->ever_held.store(true, std::memory_order_relaxed);
+      k->unused_ahead.store(false, std::memory_order_relaxed);
+      k->granted.store(true, std::memory_order_release);
+      return;
+    }
     k->waiting = true;
     k->wanted = mode;
     Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0,
