@@ -555,8 +555,9 @@ void look() {
 // here, owned and free (the cached path). Such a lock is an idle owned lock like any: a
 // peer's request takes it away at once, and a prediction that misses costs messages,
 // not waits; when peers take back more than a quarter of what came ahead, this rank
-// stops asking. Only where a grant ships no data (release and processor consistency),
-// and never for a lock with bindings: bound data must not land while nobody holds it.
+// stops asking. Not for a lock this rank knows bindings of (under entry consistency its
+// data would land while nobody holds it). One whose owner bound data since still comes
+// with it, the latest: nobody else can write it while this rank owns the lock.
 constexpr int kAhead = 2;
 
 struct Stride {
