@@ -331,11 +331,22 @@ void on_leave(const Header &h, Bytes payload) {
 
 // ---- At the members ----
 
+// Only a page's home changes its copyset, and a member knows the home (it learnt it from
+// the page's data): a notice from another rank would add or drop a member behind the
+// home's back, and updates would then go to a rank that lacks the page, or miss one that
+// holds it. A rank that has just left may no longer know the home, and answers anyway.
+void check_from_home(const Header &h, uintptr_t page) {
+  if ((state(page) & kMember) && home_of(page) != h.sender)
+    protocol::malformed(h, "a member change not from the page's home");
+}
+
+
 void on_join(const Header &h, Bytes payload) {
   MemberMsg m = protocol::read_body<MemberMsg>(h, payload);
   uintptr_t page = checked_page(h, m.page);
   if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
   std::lock_guard<std::mutex> g(g_mu);
+  check_from_home(h, page);
   if (state(page) & kMember) {  // a rank that has just left answers all the same
     info(page).members |= bit(m.rank);
     refresh(page);
@@ -350,6 +361,7 @@ void on_left(const Header &h, Bytes payload) {
   if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
   if (m.rank == g_me) protocol::malformed(h, "this rank's own leave");
   std::lock_guard<std::mutex> g(g_mu);
+  check_from_home(h, page);
   info(page).members &= ~bit(m.rank);
   refresh(page);
   // Behind every update this rank sent the leaver before it heard (see leave()).

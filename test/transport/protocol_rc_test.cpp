@@ -31,6 +31,33 @@ using test::two_ranks;
 using transport::MsgType;
 using Bytes = std::vector<std::byte>;
 
+// Three ranks, for the tests where a third rank takes part.
+test::JobOptions three_ranks() {
+  test::JobOptions o = two_ranks();
+  o.nprocs = 3;
+  return o;
+}
+
+// Each rank's protocol and heap, and rank 0's copysets: the rank under test.
+void start_heap_job(Child &c, int nprocs) {
+  protocol::start(c.rank(), nprocs);
+  heap::init(c.rank(), nprocs);
+  if (c.rank() == 0) {
+    copysets::report_faults();
+    copysets::init();
+  }
+}
+
+// The first heap page of rank 1's part (heap::owner_of), found by bisection.
+uintptr_t first_page_of_rank1() {
+  uintptr_t lo = window::layout().heap_begin, hi = window::kEnd;
+  while (hi - lo > window::page_size()) {
+    const uintptr_t mid = (lo + (hi - lo) / 2) & ~(window::page_size() - 1);
+    (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
+  }
+  return hi;
+}
+
 // Release consistency's copyset messages: rank 1 sends rank 0 one message, built by
 // `send`; rank 0, whose copysets are set up but which has asked for nothing, must stop
 // naming the message, its sender and what is wrong with it.
@@ -291,12 +318,8 @@ JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(in
   g_again = again;
   g_next_first = next_first;
   return run_job(two_ranks(), [](Child &c) {
-    protocol::start(c.rank(), 2);
-    heap::init(c.rank(), 2);
-    if (c.rank() == 0) {
-      copysets::report_faults();
-      copysets::init();
-    } else {
+    start_heap_job(c, 2);
+    if (c.rank() != 0) {
       transport::on(MsgType::kPageRequest, [](const transport::Header &h, std::span<const std::byte> payload) {
         g_answer(h.sender, protocol::read_body<copysets::PageRequest>(h, payload).page);
         g_answered++;
@@ -406,17 +429,11 @@ void (*g_third_answers)(int to, uint64_t page);
 
 JobResult fetch_answered_by_rank2(void (*answer)(int, uint64_t)) {
   g_third_answers = answer;
-  test::JobOptions o = two_ranks();
-  o.nprocs = 3;
-  return run_job(o, [](Child &c) {
-    protocol::start(c.rank(), 3);
-    heap::init(c.rank(), 3);
+  return run_job(three_ranks(), [](Child &c) {
+    start_heap_job(c, 3);
     using transport::Header;
     using Payload = std::span<const std::byte>;
-    if (c.rank() == 0) {
-      copysets::report_faults();
-      copysets::init();
-    } else {
+    if (c.rank() != 0) {
       transport::on(MsgType::kPageRequest, [](const Header &h, Payload payload) {
         const copysets::PageRequest q = protocol::read_body<copysets::PageRequest>(h, payload);
         if (h.sender == 0) protocol::send_body(2, MsgType::kPageRequest, q);
@@ -426,11 +443,7 @@ JobResult fetch_answered_by_rank2(void (*answer)(int, uint64_t)) {
     }
     c.start();
     if (c.rank() == 0) {
-      uintptr_t lo = window::layout().heap_begin, hi = window::kEnd;  // the first page of rank 1's part
-      while (hi - lo > window::page_size()) {
-        const uintptr_t mid = (lo + (hi - lo) / 2) & ~(window::page_size() - 1);
-        (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
-      }
+      const uintptr_t hi = first_page_of_rank1();
       (void)*reinterpret_cast<volatile char *>(hi);  // the answer's handler stops this rank
     } else {
       transport::progress_until([] { return g_answered.load() == 1; });
@@ -460,17 +473,11 @@ std::atomic<int> g_handled{0};
 JobResult leave_answered_by_ranks_1_and_2(void (*member_answers)(int, uint64_t), bool home_answers) {
   g_member_answers = member_answers;
   g_home_answers = home_answers;
-  test::JobOptions o = two_ranks();
-  o.nprocs = 3;
-  return run_job(o, [](Child &c) {
-    protocol::start(c.rank(), 3);
-    heap::init(c.rank(), 3);
+  return run_job(three_ranks(), [](Child &c) {
+    start_heap_job(c, 3);
     using transport::Header;
     using Payload = std::span<const std::byte>;
-    if (c.rank() == 0) {
-      copysets::report_faults();
-      copysets::init();
-    } else if (c.rank() == 1) {
+    if (c.rank() == 1) {
       transport::on(MsgType::kPageRequest, [](const Header &h, Payload payload) {
         const uint64_t page = protocol::read_body<copysets::PageRequest>(h, payload).page;
         protocol::send_body(h.sender, MsgType::kPageData, copysets::PageData{page, 7, copysets::kUnwritten, 0});
@@ -486,7 +493,7 @@ JobResult leave_answered_by_ranks_1_and_2(void (*member_answers)(int, uint64_t),
         protocol::send_body(0, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
         g_handled++;
       });
-    } else {
+    } else if (c.rank() == 2) {
       transport::on(MsgType::kCopysetLeft, [](const Header &h, Payload payload) {
         const copysets::MemberMsg m = protocol::read_body<copysets::MemberMsg>(h, payload);
         g_member_answers(m.rank, m.page);
@@ -496,11 +503,7 @@ JobResult leave_answered_by_ranks_1_and_2(void (*member_answers)(int, uint64_t),
     }
     c.start();
     if (c.rank() == 0) {
-      uintptr_t lo = window::layout().heap_begin, hi = window::kEnd;  // the first page of rank 1's part
-      while (hi - lo > window::page_size()) {
-        const uintptr_t mid = (lo + (hi - lo) / 2) & ~(window::page_size() - 1);
-        (heap::owner_of(mid) >= 1 ? hi : lo) = mid;
-      }
+      const uintptr_t hi = first_page_of_rank1();
       volatile char *page = reinterpret_cast<char *>(hi);
       (void)*page;
       copysets::leave(const_cast<char *>(page), window::page_size());  // an answer stops this rank
@@ -540,5 +543,57 @@ TEST(Protocol, AMemberAnsweringALeaveNamingMembersStopsTheLeaver) {
                      false),
                  "malformed COPYSET_LEFT_ACK message from rank 2: a second answer from a member");
 }
+
+// Rank 0 becomes a member of a page homed at rank 1 (rank 1 serves it, members 0-2);
+// then rank 2, which is not the home, sends rank 0 a copyset notice built by `notice`.
+void (*g_notice)(uint64_t page);
+
+JobResult member_notice_from_rank2(void (*notice)(uint64_t page)) {
+  g_notice = notice;
+  return run_job(three_ranks(), [](Child &c) {
+    start_heap_job(c, 3);
+    using transport::Header;
+    using Payload = std::span<const std::byte>;
+    static std::atomic<bool> done{false};
+    if (c.rank() == 1) {
+      transport::on(MsgType::kPageRequest, [](const Header &h, Payload payload) {
+        const uint64_t page = protocol::read_body<copysets::PageRequest>(h, payload).page;
+        protocol::send_body(h.sender, MsgType::kPageData, copysets::PageData{page, 7, copysets::kUnwritten, 0});
+        done = true;
+      });
+    } else if (c.rank() == 2) {
+      transport::on(MsgType::kCopysetAck, [](const Header &h, Payload payload) {  // rank 0 holds the page
+        g_notice(protocol::read_body<copysets::PageMsg>(h, payload).page);
+        done = true;
+      });
+    }
+    c.start();
+    if (c.rank() == 0) {
+      const uintptr_t hi = first_page_of_rank1();
+      volatile char *page = reinterpret_cast<char *>(hi);
+      (void)*page;
+      protocol::send_body(2, MsgType::kCopysetAck, copysets::PageMsg{hi});
+      sleep(5);  // the notice stops this rank long before
+    } else {
+      transport::progress_until([] { return done.load(); });
+    }
+    transport::close();
+  });
+}
+
+TEST(Protocol, AJoinNoticeFromARankNotTheHomeStopsTheMember) {
+  expect_stopped(member_notice_from_rank2([](uint64_t page) {
+                   protocol::send_body(0, MsgType::kCopysetJoin, copysets::MemberMsg{page, 1, 0});
+                 }),
+                 "malformed COPYSET_JOIN message from rank 2: a member change not from the page's home");
+}
+
+TEST(Protocol, ALeaveNoticeFromARankNotTheHomeStopsTheMember) {
+  expect_stopped(member_notice_from_rank2([](uint64_t page) {
+                   protocol::send_body(0, MsgType::kCopysetLeft, copysets::MemberMsg{page, 1, 0});
+                 }),
+                 "malformed COPYSET_LEFT message from rank 2: a member change not from the page's home");
+}
+
 }  // namespace
 }  // namespace mw
