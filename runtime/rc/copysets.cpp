@@ -340,7 +340,6 @@ void check_from_home(const Header &h, uintptr_t page) {
     protocol::malformed(h, "a member change not from the page's home");
 }
 
-
 void on_join(const Header &h, Bytes payload) {
   MemberMsg m = protocol::read_body<MemberMsg>(h, payload);
   uintptr_t page = checked_page(h, m.page);

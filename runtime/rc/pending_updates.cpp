@@ -34,8 +34,8 @@ struct UpdateExtra {
 // barrier) waits for all of them, so that it also covers what the flusher took just
 // before it (the marks are gone, and its own flush then has nothing to send for them).
 // But a lock's release at two ranks waits for none (flush_release), and its messages
-// ask for none either: an acknowledgement each was half of WATER-NSQUARED's update
-// messages. A rank's messages to a peer arrive in order, so the next flush that waits
+// ask for none either (in a lock-heavy program, one each doubled the update messages:
+// docs/PERFORMANCE.md). A rank's messages to a peer arrive in order, so the next flush that waits
 // covers them with its own acknowledged message to that peer, or with an empty one
 // (sync_unacked) when it has nothing else to send there.
 std::atomic<uint64_t> g_acks{0};   // acknowledgements received
@@ -69,9 +69,8 @@ blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
 // An acknowledged update with no runs to each member that unacknowledged updates went to
 // (see g_unacked): its acknowledgement says they are in place. Under the progress role.
 void sync_unacked() {
-  for (int m = 0; g_unacked.load(std::memory_order_relaxed) != 0; ++m) {
-    if (!(g_unacked.load(std::memory_order_relaxed) >> m & 1)) continue;
-    g_unacked.fetch_and(~(uint64_t{1} << m), std::memory_order_relaxed);
+  for (uint64_t left = g_unacked.exchange(0, std::memory_order_relaxed); left != 0; left &= left - 1) {
+    const int m = __builtin_ctzll(left);
     const UpdateExtra ex{++g_flushes, 1u, 0};
     g_asked.fetch_add(1, std::memory_order_release);
     updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, {}, &ex, sizeof ex, 0, transport::Bulk::kWait, {});

@@ -270,8 +270,8 @@ void progress_until(bool (*done)(void *), void *arg) {
     mw::fatal("transport::progress_until", "called from a message handler (handlers must not wait)");
   // Mail-gated, as wait_shared (progress.cpp, drive): while a waiter's first stage lasts
   // it polls the CQ only when peers have posted to this rank, or every 16th look. Each
-  // poll takes libfabric's locks, which the peer sending the awaited answer takes too:
-  // a hand-over went 4.15 -> 3.58 us (ec_bench handover, four pairs).
+  // poll takes libfabric's locks, which the peer sending the awaited answer takes too
+  // (docs/PERFORMANCE.md, "Asking ahead for locks").
   drive([&] { return done(arg); }, true, prog.pause_polls, true);
 }
 
