@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -38,23 +39,25 @@ using wire::ReleaseExtra;
 
 // ---- Crossing through shared words ----
 //
-// When every rank is on this host the transport gives each rank a cache line in a page
-// the whole job maps (transport::shared_line; kDoorbell, i.e. shm). A crossing with no
-// data to move then needs no message: through the transport an arrival and a release
+// When every rank is on this host the transport gives each rank two cache lines in a
+// page the whole job maps (transport::shared_line; kDoorbell, i.e. shm). A crossing with
+// no data to move then needs no message: through the transport an arrival and a release
 // are a round trip (each message polled out of shm's queue, validated and handled),
-// through the line a store each way (docs/PERFORMANCE.md, "Figures behind the code"). A rank that waits for its release crosses nothing else meanwhile, so it has at
-// most one arrival and one release in flight, and its line holds them:
+// through the line a store each way (docs/PERFORMANCE.md, "Figures behind the code"). A
+// rank that waits for its release crosses nothing else meanwhile, so it has at most one
+// arrival and one release in flight, and its lines hold them. The first line is written
+// by its rank only, the second by the manager only, so that neither side's stores take
+// from the other a line it is reading:
 //
 //   kArrivalSeq    the rank's slot arrivals so far; stored last (release order), so the
-//                  manager that sees it move reads the three words below whole. The rank
-//                  writes them again only once released, so after the manager read them.
+//                  manager that sees it move reads the three words below whole.
 //   kArrivalAddr   the barrier
 //   kArrivalEpoch  the rank's crossing of it (ArriveExtra::epoch)
 //   kArrivalClock  the rank's Lamport clock (as a message header would carry it)
-//   kReleaseSeq    the manager's slot releases of this rank so far; stored last
+//   kCpu           1 + the CPU the rank last crossed on: a waiter whose peer shares its
+//                  CPU yields instead of spinning
+//   kReleaseSeq    (second line) the manager's slot releases of this rank so far; stored last
 //   kReleaseClock  the manager's clock at the release
-//   kCpu           1 + the CPU the rank last crossed on (the manager's line holds only
-//                  this): a waiter whose peer shares its CPU yields instead of spinning
 //
 // What goes by message, as before: arrivals with runs; every mw_barrier_final arrival
 // (non-managers do not wait there, so their next arrival could overwrite the line before
@@ -67,30 +70,64 @@ using wire::ReleaseExtra;
 // thread (transport::ring_waiter); a waiter reads the words in its predicate
 // (transport::wait_shared), so asleep it is woken, and awake the ring costs one load.
 //
-// Two ranks: each arrival is the other's release. The manager's arrival with no runs
-// goes into its own line too (kArrivalSeq..kArrivalClock, there a seqlock: odd while
-// written, since the manager writes them again as soon as it has crossed), and rank 1,
-// whose own arrival went through its line, leaves as soon as it sees it there: one
-// store's latency after the later arrival, as MPI_Barrier's exchange, not the round trip
-// through the manager. The manager still takes the arrival and releases as above (its
-// checks run, and a rank 1 that missed the manager's arrival, overwritten by its next
-// one, sees the release), and both sides leave at the same clock, max(arrival clocks)+1,
-// as a release would carry. Rank 1 may then be on its way before the manager took its
-// arrival: it writes its line again only once the manager's kTaken says it has, and the
-// manager takes line arrivals before a message's (on_arrive), which may now overtake.
+// Two ranks: each arrival is the other's release, as in MPI_Barrier's exchange. The
+// manager's arrival with no runs goes into its own line too (kArrivalSeq..kArrivalClock,
+// there a seqlock: odd while written; the arrival before it moves to kPrevAddr..
+// kPrevClock, and kTaken says how many of rank 1's slot arrivals it had taken). Rank 1,
+// whose own arrival went through its line, leaves as soon as it sees the manager's
+// arrival at its crossing there, the last one or the one before (the manager cannot be
+// two crossings ahead: it needs rank 1's next arrival to finish the next one), and the
+// manager, having taken rank 1's arrival, completes the crossing without a release: one
+// store's latency after the later arrival, not the round trip through the manager. Both
+// leave at the same clock, max(arrival clocks)+1, as a release would carry. Rank 1 may so
+// be on its way before the manager took its arrival, and arrive again: its arrivals
+// alternate between two sets of words (kArrivalAddr.. for odd ones, kArrivalAddr2.. for
+// even ones), and it leaves only once the arrival before the one it is leaving has been
+// taken, so that its next does not overwrite an arrival not taken. The manager takes line
+// arrivals before a message's (on_arrive), which may overtake them.
 enum : size_t {
+  // The first cache line, written by the line's rank only:
   kArrivalSeq,
   kArrivalAddr,
   kArrivalEpoch,
   kArrivalClock,
-  kReleaseSeq,
-  kReleaseClock,
   kCpu,
-  kTaken,  // the manager's line, two ranks: rank 1's slot arrivals taken so far
+  kTaken = 5,         // the manager's line, two ranks (above)
+  kArrivalAddr2 = 5,  // another rank's line: kArrivalAddr..kArrivalClock of its even-numbered arrivals
+  // The second, written by the manager only:
+  kReleaseSeq = 8,
+  kReleaseClock,
+  kPrevAddr = 8,  // the manager's line, two ranks: its arrival before the one in the first (above)
+  kPrevEpoch,
+  kPrevClock,
 };
+
+// Word w (kArrivalAddr..kArrivalClock) of a rank's slot arrival number seq.
+size_t arrival_word(uint64_t seq, size_t w) { return (seq & 1) ? w : w - kArrivalAddr + kArrivalAddr2; }
 
 // Is the exchange above on? Two ranks sharing a page.
 bool exchange() { return protocol::nprocs() == 2; }
+
+// Rank 1 of two: has the manager published its arrival at crossing `epoch` of barrier
+// `addr` (its last or the one before)? Then its clock there. The seqlock is read whole.
+bool manager_arrived(uintptr_t addr, uint64_t epoch, uint64_t *clock) {
+  transport::SharedLine *const line = transport::shared_line(kManager);
+  const uint64_t seq = line->word[kArrivalSeq].load(std::memory_order_acquire);
+  if (seq & 1) return false;
+  bool found = false;
+  uint64_t at_clock = 0;
+  for (const auto &[a, e, c] : {std::tuple{kArrivalAddr, kArrivalEpoch, kArrivalClock},
+                                std::tuple{kPrevAddr, kPrevEpoch, kPrevClock}})
+    if (!found && line->word[a].load(std::memory_order_relaxed) == addr &&
+        line->word[e].load(std::memory_order_relaxed) == epoch) {
+      found = true;
+      at_clock = line->word[c].load(std::memory_order_relaxed);
+    }
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (!found || line->word[kArrivalSeq].load(std::memory_order_relaxed) != seq) return false;
+  *clock = at_clock;
+  return true;
+}
 
 // Records in this rank's line the CPU it runs on (stored only when it changes: peers
 // read it at every crossing).
@@ -155,10 +192,7 @@ std::vector<int> &g_finalized = *new std::vector<int>;  // ranks that have reach
 // see whether there is anything to take) and its slot releases so far.
 uint64_t g_arrivals = 0, g_releases_seen = 0;
 bool g_slot_busy = false;
-// Rank 1 of two: the slot arrival it left on before the manager took it (0: none). Its
-// line is not written again until the manager's kTaken reaches it. The manager: its
-// line's seqlock count.
-std::atomic<uint64_t> g_untaken{0};
+// The manager: its line's seqlock count.
 uint64_t g_published = 0;
 std::atomic<uint64_t> *g_taken = nullptr;
 std::vector<uint64_t> &g_released = *new std::vector<uint64_t>;
@@ -187,12 +221,14 @@ std::string ranks_that(const Barrier &k, bool arrived) {
 }
 
 // The last crossing of k released at this rank, counting a slot release it has not yet
-// taken (its application thread may still be asleep when the manager's FINALIZING
-// comes).
+// taken, or a crossing the manager has arrived at (two ranks: the exchange); its
+// application thread may still be asleep when the manager's FINALIZING comes.
 uint64_t released(const Barrier &k) {
   if (k.slot_release != 0) {
     transport::SharedLine *line = transport::shared_line(me());
-    if (line && line->word[kReleaseSeq].load(std::memory_order_acquire) >= k.slot_release)
+    uint64_t clock;
+    if (line && (line->word[kReleaseSeq].load(std::memory_order_acquire) >= k.slot_release ||
+                 (exchange() && manager_arrived(k.addr, k.crossings, &clock))))
       return k.crossings;
   }
   return k.released.load(std::memory_order_acquire);
@@ -288,8 +324,11 @@ void complete(Barrier &k) {
       if (r == kManager) continue;
       std::vector<Run> runs = lacking(k, r);
       if (runs.empty() && k.by_slot[static_cast<size_t>(r)]) {
-        release_by_slot(r, clock);
-        by_slot = true;
+        // After the exchange rank 1 leaves on the manager's arrival: no release.
+        if (!(k.published && k.peer_by_line)) {
+          release_by_slot(r, clock);
+          by_slot = true;
+        }
       } else {
         k.by_slot[static_cast<size_t>(r)] = 0;
         updates::send(r, MsgType::kBarrierData, MsgType::kBarrierRelease, k.addr, runs, &ex,
@@ -349,27 +388,28 @@ void take_slot_arrivals(bool may_send) {
     if (r == kManager) continue;
     transport::SharedLine *line = transport::shared_line(r);
     if (!line) return;
-    const uint64_t seq = line->word[kArrivalSeq].load(std::memory_order_acquire);
-    if (seq == g_taken[r].load(std::memory_order_relaxed)) continue;
-    const uintptr_t addr = line->word[kArrivalAddr].load(std::memory_order_relaxed);
-    const uint64_t epoch = line->word[kArrivalEpoch].load(std::memory_order_relaxed);
-    Barrier &k = get(addr);
-    // A later crossing than the one open: the rank's arrivals at the crossings before it
-    // went as messages (mw_barrier_final, which does not wait) that have not all come.
-    // It stays in the line, the rank waiting, until they have.
-    if (epoch > k.open || (!may_send && !k.quiet)) continue;
-    g_taken[r].store(seq, std::memory_order_relaxed);
-    const uint64_t clock = line->word[kArrivalClock].load(std::memory_order_relaxed);
-    protocol::observe(clock);
-    if (exchange()) {
-      k.peer_by_line = true;
-      k.exchange_clock = std::max(k.exchange_clock, clock);
-      transport::shared_line(kManager)->word[kTaken].store(seq, std::memory_order_release);
+    const uint64_t last = line->word[kArrivalSeq].load(std::memory_order_acquire);
+    for (uint64_t seq = g_taken[r].load(std::memory_order_relaxed) + 1; seq <= last; ++seq) {
+      const uintptr_t addr = line->word[arrival_word(seq, kArrivalAddr)].load(std::memory_order_relaxed);
+      const uint64_t epoch = line->word[arrival_word(seq, kArrivalEpoch)].load(std::memory_order_relaxed);
+      Barrier &k = get(addr);
+      // A later crossing than the one open: the rank's arrivals at the crossings before it
+      // went as messages (mw_barrier_final, which does not wait) that have not all come.
+      // It stays in the line, the rank waiting, until they have.
+      if (epoch > k.open || (!may_send && !k.quiet)) break;
+      g_taken[r].store(seq, std::memory_order_relaxed);
+      const uint64_t clock = line->word[arrival_word(seq, kArrivalClock)].load(std::memory_order_relaxed);
+      protocol::observe(clock);
+      if (exchange()) {
+        k.peer_by_line = true;
+        k.exchange_clock = std::max(k.exchange_clock, clock);
+        transport::shared_line(kManager)->word[kTaken].store(seq, std::memory_order_release);
+      }
+      if (k.seen[static_cast<size_t>(r)])
+        fatal("mw_barrier", "barrier %s: rank %d arrived twice at crossing %llu", protocol::barrier_name(reinterpret_cast<void *>(addr)).c_str(),
+              r, static_cast<unsigned long long>(epoch));
+      arrive(k, r, epoch, false, {}, true);
     }
-    if (k.seen[static_cast<size_t>(r)])
-      fatal("mw_barrier", "barrier %s: rank %d arrived twice at crossing %llu", protocol::barrier_name(reinterpret_cast<void *>(addr)).c_str(),
-            r, static_cast<unsigned long long>(epoch));
-    arrive(k, r, epoch, false, {}, true);
   }
 }
 
@@ -476,19 +516,7 @@ void cross(mw_barrier_t *b, bool final) {
   uint64_t epoch = 0;
   std::vector<Run> runs;
   bool slot = false, arrived = false, by_exchange = false;
-  uint64_t arrival_clock = 0;
-  // The exchange's wait for the manager to take this rank's last arrival (it was taking it
-  // as this rank left): without the mutex, which the handlers run under.
-  if (const uint64_t untaken = g_untaken.load(std::memory_order_relaxed); untaken != 0 && !final && line) {
-    auto taken = [untaken] {
-      return transport::shared_line(kManager)->word[kTaken].load(std::memory_order_acquire) >= untaken;
-    };
-    if (!taken()) {
-      block();
-      transport::wait_shared(taken, peer_on_my_cpu());
-    }
-    g_untaken.store(0, std::memory_order_relaxed);
-  }
+  uint64_t arrival_clock = 0, arrival_seq = 0;
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     k = &get(reinterpret_cast<uintptr_t>(b));
@@ -508,10 +536,14 @@ void cross(mw_barrier_t *b, bool final) {
         const uint64_t clock = protocol::tick();
         line->word[kArrivalSeq].store(++g_published, std::memory_order_relaxed);
         std::atomic_thread_fence(std::memory_order_release);
+        for (const auto &[from, to] : {std::pair{kArrivalAddr, kPrevAddr}, std::pair{kArrivalEpoch, kPrevEpoch},
+                                       std::pair{kArrivalClock, kPrevClock}})
+          line->word[to].store(line->word[from].load(std::memory_order_relaxed), std::memory_order_relaxed);
         line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
         line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
         line->word[kArrivalClock].store(clock, std::memory_order_relaxed);
         line->word[kArrivalSeq].store(++g_published, std::memory_order_release);
+        transport::ring_waiter(1);
         k->published = true;
         k->exchange_clock = std::max(k->exchange_clock, clock);
       }
@@ -533,11 +565,13 @@ void cross(mw_barrier_t *b, bool final) {
         k->slot_release = g_releases_seen + 1;
       }
       if (slot && runs.empty()) {
-        line->word[kArrivalAddr].store(k->addr, std::memory_order_relaxed);
-        line->word[kArrivalEpoch].store(epoch, std::memory_order_relaxed);
+        const uint64_t seq = g_arrivals + 1;
+        line->word[arrival_word(seq, kArrivalAddr)].store(k->addr, std::memory_order_relaxed);
+        line->word[arrival_word(seq, kArrivalEpoch)].store(epoch, std::memory_order_relaxed);
         arrival_clock = protocol::tick();
-        line->word[kArrivalClock].store(arrival_clock, std::memory_order_relaxed);
-        line->word[kArrivalSeq].store(++g_arrivals, std::memory_order_release);
+        line->word[arrival_word(seq, kArrivalClock)].store(arrival_clock, std::memory_order_relaxed);
+        line->word[kArrivalSeq].store(g_arrivals = seq, std::memory_order_release);
+        arrival_seq = seq;
         transport::ring_waiter(kManager);
         arrived = true;
         by_exchange = exchange();
@@ -585,20 +619,15 @@ void cross(mw_barrier_t *b, bool final) {
     }
   } else {
     const uint64_t want = k->slot_release;  // set and cleared by this thread only
-    // The exchange: the manager's arrival at this crossing, read whole (seqlock).
-    transport::SharedLine *const theirs = by_exchange ? transport::shared_line(kManager) : nullptr;
+    // The exchange: the manager's arrival at this crossing.
+    const bool theirs = by_exchange;
     uint64_t their_clock = 0;
-    auto arrived_there = [theirs, k, epoch, &their_clock] {
-      const uint64_t seq = theirs->word[kArrivalSeq].load(std::memory_order_acquire);
-      if (seq & 1) return false;
-      const uint64_t addr = theirs->word[kArrivalAddr].load(std::memory_order_relaxed);
-      const uint64_t at = theirs->word[kArrivalEpoch].load(std::memory_order_relaxed);
-      const uint64_t clock = theirs->word[kArrivalClock].load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if (theirs->word[kArrivalSeq].load(std::memory_order_relaxed) != seq || addr != k->addr || at != epoch)
-        return false;
-      their_clock = clock;
-      return true;
+    auto arrived_there = [k, epoch, arrival_seq, &their_clock] {
+      // This rank's next arrival goes where its arrival before this one was: leaving, it
+      // needs that one taken (it is, by the time the manager arrives here, in any program
+      // whose ranks cross barriers in one order). kTaken is stored before the arrival.
+      return manager_arrived(k->addr, epoch, &their_clock) &&
+             transport::shared_line(kManager)->word[kTaken].load(std::memory_order_relaxed) + 1 >= arrival_seq;
     };
     auto done = [k, epoch, line, want, theirs, &arrived_there] {
       return k->released.load(std::memory_order_acquire) >= epoch ||
@@ -611,20 +640,15 @@ void cross(mw_barrier_t *b, bool final) {
       else transport::progress_until([&done] { return done(); });
     }
     if (their_clock != 0) {
+      // Released by the exchange (no release comes), at the clock the manager leaves at.
       std::lock_guard<std::mutex> g(protocol::mu());
-      if (line->word[kReleaseSeq].load(std::memory_order_acquire) < k->slot_release) {
-        // Released by the exchange, before the manager's release (which comes anyway,
-        // with this clock, and is counted as seen).
-        g_crossed_clock = std::max(their_clock, arrival_clock) + 1;
-        protocol::observe(g_crossed_clock);
-        g_releases_seen = k->slot_release;
-        k->released.store(epoch, std::memory_order_release);
-        g_untaken.store(g_arrivals, std::memory_order_relaxed);
-        k->slot_release = 0;
-        g_slot_busy = false;
-        k->waiting = false;
-        return;
-      }
+      g_crossed_clock = std::max(their_clock, arrival_clock) + 1;
+      protocol::observe(g_crossed_clock);
+      k->released.store(epoch, std::memory_order_release);
+      k->slot_release = 0;
+      g_slot_busy = false;
+      k->waiting = false;
+      return;
     }
   }
   std::lock_guard<std::mutex> g(protocol::mu());

@@ -211,14 +211,14 @@ bool mail();
 int serve_polled();
 bool has_mail_count();
 
-// A cache line per rank in the job's shared page, for a protocol step that needs a few
+// Two cache lines per rank in the job's shared page, for a protocol step that needs a few
 // words, not a message, when every rank shares this host (kDoorbell): a barrier crossing
 // with no data to move (ec/barriers.cpp). The page is the doorbells' (one shm_open per job,
 // zero-filled, unmapped by close()); the transport never reads or writes these lines, so
 // their layout is the user's. nullptr when there is no such page: another wait mode (tcp,
 // ranks on several hosts), a job of one rank, before connect() or after close().
 struct alignas(64) SharedLine {
-  std::atomic<uint64_t> word[8];
+  std::atomic<uint64_t> word[16];
 };
 SharedLine *shared_line(int rank);
 
