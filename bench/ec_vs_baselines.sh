@@ -13,6 +13,8 @@
 # | first acquires after mw_init, P = 8: the   | none (a regression check: a lost wake-up |   —    |
 # |   slowest of 16, median over runs (µs)     |   made it ~100 ms in half the runs)      |        |
 # | mw_barrier, nothing bound, P = 2, 4, 8 (µs)| MPI_Barrier (bench/barrier_mpi)          | ≤ 1.0× |
+# |   the same, P = 2                          | bench/line_transfer: a line each way     |   —    |
+# |                                            |   between the CPUs (the floor)           |        |
 # | grant of a lock bound to 1 MiB, 64 MiB     | fi_pingpong MB/sec at that size          | ≥ 0.8× |
 # |   (GB/s: bytes / time in mw_acquire)       | and MPI moving freshly written data the  | ≥ 0.8× |
 # |                                            | same way (bench/grant_mpi)               |        |
@@ -269,13 +271,17 @@ for section in $only; do
     ;;
   barrier)
     for np in $nprocs_list; do
-      b=(); m=()
+      b=(); m=(); f=()
       for ((r = 0; r < runs; r++)); do
         (( have_mpi )) && newlog "mpi-barrier-$np" && b+=("$(mpi_job "$np" barrier_us "$barrier_mpi" --iters 10000)")
         newlog "mw-barrier-$np"; m+=("$(mw_job "$np" barrier_us "$ec_bench" barrier 10000)")
+        # The floor at two ranks: a cache line each way between the two CPUs.
+        (( np == 2 )) && [[ -x $bin/line_transfer ]] &&
+          f+=("$("$bin/line_transfer" 500000 | awk -F= '/^barrier_ns=/ {print $2 / 1000}')")
       done
       runs_note "${b[*]:-}" "${m[*]}"
       add_row "mw_barrier P=$np (µs)" "MPI_Barrier" "$(fmt "$( ((${#b[@]})) && printf '%s\n' "${b[@]}" | median)")" "$(fmt "$(printf '%s\n' "${m[@]}" | median)")" µs le 1.0
+      (( ${#f[@]} )) && add_row "mw_barrier P=2 over the line floor (µs)" "line_transfer barrier" "$(fmt "$(printf '%s\n' "${f[@]}" | median)")" "$(fmt "$(printf '%s\n' "${m[@]}" | median)")" µs info -
     done
     ;;
   grant)
