@@ -26,6 +26,19 @@ constinit thread_local bool t_detailed = false;
 
 std::atomic_ref<uint64_t> seq(Record &r) { return std::atomic_ref<uint64_t>(r.seq); }
 
+// The record is written by the thread that waits, with plain stores to its seqlock, not
+// read-modify-writes: a crossing writes it twice, and the four locked instructions were a
+// sixth of a two-rank crossing. Two threads of a rank waiting at once would tear what a
+// reader sees (as they did with read-modify-writes), but every write ends on an even
+// count, so the record stays readable.
+uint64_t begin_write(Record &r) {
+  const uint64_t even = seq(r).load(std::memory_order_relaxed) & ~uint64_t{1};
+  seq(r).store(even + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+  return even;
+}
+void end_write(Record &r, uint64_t even) { seq(r).store(even + 2, std::memory_order_release); }
+
 const char *kind_name(uint32_t k) {
   switch (static_cast<Kind>(k)) {
     case Kind::kNone: return "running";
@@ -113,7 +126,7 @@ void set_held_fn(HeldFn fn) { g_held.store(fn); }
 Waiting::Waiting(Kind kind, uint64_t object, int peer, uint32_t mode) {
   if (t_depth++ > 0 || !g_rec) return;
   Record &r = *g_rec;
-  seq(r).fetch_add(1, std::memory_order_acq_rel);
+  const uint64_t even = begin_write(r);
   r.kind = static_cast<uint32_t>(kind);
   r.mode = mode;
   r.object = object;
@@ -123,20 +136,20 @@ Waiting::Waiting(Kind kind, uint64_t object, int peer, uint32_t mode) {
   r.since_ns = coarse_realtime_ns();
   r.waits++;
   if (kind == Kind::kBarrier) r.barriers++;
-  seq(r).fetch_add(1, std::memory_order_release);
+  end_write(r, even);
   t_detailed = false;
 }
 
 Waiting::~Waiting() {
   if (--t_depth > 0 || !g_rec) return;
   Record &r = *g_rec;
-  seq(r).fetch_add(1, std::memory_order_acq_rel);
+  const uint64_t even = begin_write(r);
   r.kind = static_cast<uint32_t>(Kind::kNone);
   r.object = 0;
   r.peer = -1;
   r.nheld = 0;
   r.since_ns = coarse_realtime_ns();
-  seq(r).fetch_add(1, std::memory_order_release);
+  end_write(r, even);
 }
 
 void beat() {
@@ -155,10 +168,10 @@ void detail() {
     return;
   }
   Record &r = *g_rec;
-  seq(r).fetch_add(1, std::memory_order_acq_rel);
+  const uint64_t even = begin_write(r);
   r.nheld = static_cast<uint32_t>(n);
   for (int i = 0; i < n && i < kMaxHeld; i++) r.held[i] = held[i];
-  seq(r).fetch_add(1, std::memory_order_release);
+  end_write(r, even);
 }
 
 std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
