@@ -433,7 +433,7 @@ void on_arrive(const Header &h, Bytes head) {
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   if (me() != kManager)
-    protocol::malformed(h, "this rank manages no barrier");
+    protocol::malformed(h, "this rank manages no barrier", protocol::barrier_object(p.object));
   // Rank 1 of two may send this having left its last crossing before the manager took
   // its line's arrival (the exchange): that arrival comes first.
   take_slot_arrivals(true);
@@ -443,7 +443,7 @@ void on_arrive(const Header &h, Bytes head) {
   k.parts[static_cast<size_t>(h.sender)].clear();
   for (const updates::RunDesc &d : p.runs) runs.push_back({d.addr, d.len, 0});
   if (k.seen[static_cast<size_t>(h.sender)])
-    protocol::malformed(h, "it arrived twice");
+    protocol::malformed(h, "it arrived twice", protocol::barrier_object(p.object));
   arrive(k, h.sender, ex.epoch, ex.final != 0, std::move(runs),
          (ex.flags & kReleaseBySlot) != 0 && transport::shared_line(h.sender) != nullptr);
 }
@@ -472,7 +472,7 @@ void on_release(const Header &h, Bytes head) {
   g_crossed_clock = h.clock;
   Barrier &k = get(p.object);
   if (ex.epoch != k.crossings || !k.waiting)
-    protocol::malformed(h, "a crossing this rank is not in");
+    protocol::malformed(h, "a crossing this rank is not in", protocol::barrier_object(p.object));
   k.released.store(ex.epoch, std::memory_order_release);
 }
 

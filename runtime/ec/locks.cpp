@@ -386,8 +386,9 @@ using protocol::malformed;
 
 Request request_of(const Header &h, Bytes payload) {
   Request r = protocol::read_body<Request>(h, payload);
-  if (r.rank < 0 || r.rank >= protocol::nprocs()) malformed(h, "no such rank");
-  if (r.mode != MW_EXCLUSIVE && r.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
+  if (r.rank < 0 || r.rank >= protocol::nprocs()) malformed(h, "no such rank", protocol::lock_object(r.lock));
+  if (r.mode != MW_EXCLUSIVE && r.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode",
+      protocol::lock_object(r.lock));
   return r;
 }
 
@@ -397,19 +398,23 @@ void on_request(const Header &h, Bytes payload) {
   protocol::observe(h.clock);
   Lock &k = get(r.lock);
   Frozen f(k);
-  if (k.manager != me()) malformed(h, "a request for a lock this rank does not manage");
+  if (k.manager != me()) malformed(h, "a request for a lock this rank does not manage",
+      protocol::lock_object(r.lock));
   route(k, r);
 }
 
 void on_forward(const Header &h, Bytes payload) {
   Request r = request_of(h, payload);
-  if (r.mode == MW_EXCLUSIVE && r.opens <= r.tenure) malformed(h, "an exclusive request that opens no tenure");
+  if (r.mode == MW_EXCLUSIVE && r.opens <= r.tenure) malformed(h, "an exclusive request that opens no tenure",
+      protocol::lock_object(r.lock));
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   Lock &k = get(r.lock);
   Frozen f(k);
-  if (h.sender != k.manager) malformed(h, "a routed request not from the lock's manager");
-  if (!ours(k, r)) malformed(h, "a request for a tenure this rank neither owns nor waits for");
+  if (h.sender != k.manager) malformed(h, "a routed request not from the lock's manager",
+      protocol::lock_object(r.lock));
+  if (!ours(k, r)) malformed(h, "a request for a tenure this rank neither owns nor waits for",
+      protocol::lock_object(r.lock));
   arrive(k, r);
 }
 
@@ -426,7 +431,8 @@ void on_grant_data(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, 0);
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
-  if (!get(p.object).waiting) malformed(h, "data of a grant this rank did not ask for");
+  if (!get(p.object).waiting) malformed(h, "data of a grant this rank did not ask for",
+      protocol::lock_object(p.object));
   take_runs(p.runs);
 }
 
@@ -434,17 +440,18 @@ void on_grant(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, sizeof(GrantExtra));
   GrantExtra ex;
   std::memcpy(&ex, p.extra.data(), sizeof ex);
-  if (ex.mode != MW_EXCLUSIVE && ex.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode");
+  if (ex.mode != MW_EXCLUSIVE && ex.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode",
+      protocol::lock_object(p.object));
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
   take_runs(p.runs);
   Lock &k = get(p.object);
   Frozen f(k);
-  if (!k.waiting) malformed(h, "a grant this rank did not ask for");
+  if (!k.waiting) malformed(h, "a grant this rank did not ask for", protocol::lock_object(k.addr));
   if (k.theirs_from != kNone) startup_mismatch(k);
   k.t_seen = h.clock;
   if (ex.mode == MW_EXCLUSIVE) {
-    if (ex.tenure == 0) malformed(h, "an exclusive grant of no tenure");
+    if (ex.tenure == 0) malformed(h, "an exclusive grant of no tenure", protocol::lock_object(k.addr));
     open_tenure(k, ex.tenure);
     k.readers.clear();
     k.read_valid = false;
@@ -468,7 +475,8 @@ void on_bindings(const Header &h, Bytes payload) {
   std::memcpy(w.data(), payload.data(), payload.size());
   {  // bindings go only ahead of a grant (grant())
     std::lock_guard<std::mutex> g(protocol::mu());
-    if (!get(w[0]).waiting) malformed(h, "bindings of a grant this rank did not ask for");
+    if (!get(w[0]).waiting) malformed(h, "bindings of a grant this rank did not ask for",
+        protocol::lock_object(w[0]));
   }
   std::vector<Range> ranges;
   if (w[1] == kCompareOnly) {  // the owner's start-up bindings, which differ from ours
@@ -483,7 +491,7 @@ void on_bindings(const Header &h, Bytes payload) {
     // Bound here as where the binding was made: a page now wholly bound is entry
     // consistent on this rank too.
     if (!protocol::bind_range(reinterpret_cast<void *>(w[i]), w[i + 1]))
-      malformed(h, "a bound range outside the shared window");
+      malformed(h, "a bound range outside the shared window", protocol::lock_object(w[0]));
     ranges.push_back({w[i], w[i + 1]});
   }
   std::lock_guard<std::mutex> g(protocol::mu());
@@ -514,7 +522,8 @@ void on_revoke_ack(const Header &h, Bytes payload) {
   Lock &k = get(b.lock);
   Frozen f(k);
   auto it = std::find(k.readers.begin(), k.readers.end(), h.sender);
-  if (it == k.readers.end() || k.acks_pending == 0) malformed(h, "an answer to no revoke");
+  if (it == k.readers.end() || k.acks_pending == 0) malformed(h, "an answer to no revoke",
+      protocol::lock_object(b.lock));
   k.readers.erase(it);
   if (--k.acks_pending == 0) serve(k);
 }

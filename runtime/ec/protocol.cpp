@@ -1,6 +1,9 @@
 #include "ec/protocol.hpp"
 
 #include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cstdio>
 #include <atomic>
 #include <vector>
 #include <cstring>
@@ -144,9 +147,20 @@ void check_range(const char *call, const char *what, const void *object, const v
           static_cast<const char *>(addr) + len, what, name.c_str());
 }
 
-void malformed(const transport::Header &h, const char *why) {
-  fatal("transport", "malformed %s message from rank %d: %s", transport::type_name(h.type).c_str(),
-        h.sender, why);
+void malformed(const transport::Header &h, const char *why, const std::string &object) {
+  fatal("transport", "malformed %s message from rank %d%s%s: %s", transport::type_name(h.type).c_str(),
+        h.sender, object.empty() ? "" : " about ", object.c_str(), why);
+}
+
+std::string lock_object(uintptr_t lock) { return "lock " + lock_name(reinterpret_cast<void *>(lock)); }
+std::string barrier_object(uintptr_t barrier) { return "barrier " + barrier_name(reinterpret_cast<void *>(barrier)); }
+std::string page_object(uintptr_t page) {
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%" PRIxPTR, page);
+  // variable() gives the address itself (digits) when no variable holds it.
+  const std::string name = symbols::variable(page);
+  return std::isdigit(static_cast<unsigned char>(name[0])) ? std::string("page ") + hex
+                                                          : std::string("page ") + hex + " (" + name + ")";
 }
 
 }  // namespace mw::protocol

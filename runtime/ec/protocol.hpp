@@ -121,8 +121,15 @@ void check_range(const char *call, const char *what, const void *object, const v
                  size_t len);
 
 // A peer's message that breaks the protocol (a grant nobody asked for, data outside the
-// window): stops this rank naming the message and its sender. It cannot be worked around.
-[[noreturn]] void malformed(const transport::Header &h, const char *why);
+// window): stops this rank naming the message, its sender, the object it is about where
+// it names one (`object`: lock_object(), barrier_object(), page_object()) and what is
+// wrong. It cannot be worked around.
+[[noreturn]] void malformed(const transport::Header &h, const char *why, const std::string &object = {});
+// The objects a message may be about, as malformed() names them: "lock locks[3]",
+// "barrier done", "page 0x7f0000012000 (A[96])".
+std::string lock_object(uintptr_t lock);
+std::string barrier_object(uintptr_t barrier);
+std::string page_object(uintptr_t page);
 
 // The one writer and the one reader of a message whose payload is a single struct (a
 // lock request, a copyset join): sent as the head (bookkeeping, not data, in the

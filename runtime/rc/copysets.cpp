@@ -260,12 +260,13 @@ void on_page_request(const Header &h, Bytes payload) {
   uintptr_t page = checked_page(h, req.page);
   const int from = req.requester < 0 ? h.sender : req.requester;
   if (from >= g_np || from == g_me || (req.requester >= 0 && h.sender != heap::owner_of(page)))
-    protocol::malformed(h, "a request forwarded by a rank that did not allocate the page, or for this rank");
+    protocol::malformed(h, "a request forwarded by a rank that did not allocate the page, or for this rank",
+        protocol::page_object(page));
   std::lock_guard<std::mutex> g(g_mu);
   if (home_of(page) != g_me) {
     // This rank allocated the page and gave it to its first user: on to that home.
     if (req.requester >= 0 || is_static(page) || heap::owner_of(page) != g_me)
-      protocol::malformed(h, "this rank is not the page's home");
+      protocol::malformed(h, "this rank is not the page's home", protocol::page_object(page));
     req.requester = h.sender;
     return protocol::send_body(home_of(page), MsgType::kPageRequest, req);
   }
@@ -300,7 +301,8 @@ void on_ack(const Header &h, Bytes payload) {
   uintptr_t page = checked_page(h, protocol::read_body<PageMsg>(h, payload).page);
   std::lock_guard<std::mutex> g(g_mu);
   Info &in = info(page);
-  if (in.joining < 0 || in.acks_left <= 0) protocol::malformed(h, "no join of that page is under way");
+  if (in.joining < 0 || in.acks_left <= 0) protocol::malformed(h, "no join of that page is under way",
+      protocol::page_object(page));
   if (--in.acks_left > 0) return;
   int r = in.joining;
   in.joining = -1;
@@ -314,7 +316,8 @@ void on_ack(const Header &h, Bytes payload) {
 
 void on_leave(const Header &h, Bytes payload) {
   uintptr_t page = checked_page(h, protocol::read_body<PageMsg>(h, payload).page);
-  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home");
+  if (home_of(page) != g_me) protocol::malformed(h, "this rank is not the page's home",
+      protocol::page_object(page));
   std::lock_guard<std::mutex> g(g_mu);
   Info &in = info(page);
   in.members &= ~bit(h.sender);
@@ -337,13 +340,13 @@ void on_leave(const Header &h, Bytes payload) {
 // holds it. A rank that has just left may no longer know the home, and answers anyway.
 void check_from_home(const Header &h, uintptr_t page) {
   if ((state(page) & kMember) && home_of(page) != h.sender)
-    protocol::malformed(h, "a member change not from the page's home");
+    protocol::malformed(h, "a member change not from the page's home", protocol::page_object(page));
 }
 
 void on_join(const Header &h, Bytes payload) {
   MemberMsg m = protocol::read_body<MemberMsg>(h, payload);
   uintptr_t page = checked_page(h, m.page);
-  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
+  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank", protocol::page_object(page));
   std::lock_guard<std::mutex> g(g_mu);
   check_from_home(h, page);
   if (state(page) & kMember) {  // a rank that has just left answers all the same
@@ -357,8 +360,8 @@ void on_join(const Header &h, Bytes payload) {
 void on_left(const Header &h, Bytes payload) {
   MemberMsg m = protocol::read_body<MemberMsg>(h, payload);
   uintptr_t page = checked_page(h, m.page);
-  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank");
-  if (m.rank == g_me) protocol::malformed(h, "this rank's own leave");
+  if (m.rank < 0 || m.rank >= g_np) protocol::malformed(h, "no such rank", protocol::page_object(page));
+  if (m.rank == g_me) protocol::malformed(h, "this rank's own leave", protocol::page_object(page));
   std::lock_guard<std::mutex> g(g_mu);
   check_from_home(h, page);
   info(page).members &= ~bit(m.rank);
@@ -375,20 +378,24 @@ void on_left_ack(const Header &h, Bytes payload) {
   uintptr_t page = checked_page(h, a.page);
   std::lock_guard<std::mutex> g(g_mu);
   auto it = g_leaving.find(page);
-  if (it == g_leaving.end()) protocol::malformed(h, "no leave of that page is under way");
+  if (it == g_leaving.end()) protocol::malformed(h, "no leave of that page is under way",
+      protocol::page_object(page));
   Leaving &l = it->second;
   if (h.sender == home_of(page)) {
     const uint64_t ranks = g_np == 64 ? ~uint64_t{0} : bit(g_np) - 1;
     if (l.home_answered || (a.others & (bit(g_me) | bit(h.sender) | ~ranks)))
-      protocol::malformed(h, "a second answer, or members that are not other ranks of the job");
+      protocol::malformed(h, "a second answer, or members that are not other ranks of the job",
+          protocol::page_object(page));
     l.home_answered = true;
     l.others = a.others;
   } else {
-    if (a.others != 0 || (l.answered & bit(h.sender))) protocol::malformed(h, "a second answer from a member");
+    if (a.others != 0 || (l.answered & bit(h.sender))) protocol::malformed(h, "a second answer from a member",
+        protocol::page_object(page));
     l.answered |= bit(h.sender);
   }
   if (!l.home_answered) return;
-  if (l.answered & ~l.others) protocol::malformed(h, "an answer from a rank that is not a member");
+  if (l.answered & ~l.others) protocol::malformed(h, "an answer from a rank that is not a member",
+      protocol::page_object(page));
   if (l.answered != l.others) return;
   g_leaving.erase(it);
   g_leaving_count.fetch_sub(1, std::memory_order_release);

@@ -55,12 +55,14 @@ void land_ahead(const Header &h, Bytes payload) {
   const uintptr_t page = checked_page(h, a.d.page);
   const uint64_t came = a.d.members, with = a.with_data, homed = a.homed;
   if (page != g_fetch_page || (came & ~g_fetch_ahead) || (with & ~came) || (homed & ~came) || (homed & with))
-    protocol::malformed(h, "pages this rank did not ask for");
-  if (came & ~with & ~g_fetch_ahead_pristine) protocol::malformed(h, "no data for a page this rank held before");
+    protocol::malformed(h, "pages this rank did not ask for", protocol::page_object(page));
+  if (came & ~with & ~g_fetch_ahead_pristine) protocol::malformed(h, "no data for a page this rank held before",
+      protocol::page_object(page));
   if (homed != 0 && (is_static(page) || h.sender != heap::owner_of(page)))
-    protocol::malformed(h, "pages made this rank's by a rank that did not allocate them");
+    protocol::malformed(h, "pages made this rank's by a rank that did not allocate them",
+        protocol::page_object(page));
   if (data.size() != static_cast<size_t>(__builtin_popcountll(with)) * g_page)
-    protocol::malformed(h, "not the pages' worth of data");
+    protocol::malformed(h, "not the pages' worth of data", protocol::page_object(page));
   // The pages are readied a run at a time: one at a time, their first use was most of
   // a read-ahead's cost here.
   uintptr_t run = 0, run_end = 0;
@@ -113,7 +115,8 @@ void on_page_data(const Header &h, Bytes payload) {
   PageData d;
   std::vector<Applied> applied;  // kApplied: the flushes the page holds
   if (h.bulk_len != 0 && payload.size() == h.bulk_len) {  // the page's bytes alone (serve())
-    if (h.bulk_len != g_page) protocol::malformed(h, "not a page's worth of data");
+    if (h.bulk_len != g_page) protocol::malformed(h, "not a page's worth of data",
+                          g_fetch_page ? protocol::page_object(g_fetch_page) : std::string());
     d = PageData{g_fetch_page, h.clock, kOk, 0};
   } else {
     if (payload.size() < sizeof d) protocol::malformed(h, "wrong length");
@@ -137,7 +140,8 @@ void on_page_data(const Header &h, Bytes payload) {
   }
   uintptr_t page = checked_page(h, d.page);
   uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
-  if (page != g_fetch_page || !(s & kFetching)) protocol::malformed(h, "a page this rank did not ask for");
+  if (page != g_fetch_page || !(s & kFetching)) protocol::malformed(h, "a page this rank did not ask for",
+      protocol::page_object(page));
   end_ahead();
   if (d.status == kNotShared) {
     set_state(page, s & ~kFetching);
@@ -146,10 +150,13 @@ void on_page_data(const Header &h, Bytes payload) {
   }
   const bool homed = d.status == kHomed;
   const bool unwritten = d.status == kUnwritten || homed;
-  if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank");
-  if (unwritten && !g_fetch_pristine) protocol::malformed(h, "no data for a page this rank held before");
+  if (!(d.members & bit(g_me))) protocol::malformed(h, "a copyset without this rank",
+      protocol::page_object(page));
+  if (unwritten && !g_fetch_pristine) protocol::malformed(h, "no data for a page this rank held before",
+      protocol::page_object(page));
   if (homed && (is_static(page) || h.sender != heap::owner_of(page) || d.members != bit(g_me)))
-    protocol::malformed(h, "a page made this rank's by a rank that did not allocate it");
+    protocol::malformed(h, "a page made this rank's by a rank that did not allocate it",
+        protocol::page_object(page));
   // The sender is the page's home (this rank, if it gave the page away): requests for the
   // page go there from now on.
   learn_home(page, homed ? g_me : h.sender);

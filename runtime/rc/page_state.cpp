@@ -230,7 +230,7 @@ void ready(uintptr_t begin, uintptr_t end) {
 
 uintptr_t checked_page(const Header &h, uint64_t page) {
   if (page % g_page != 0 || !window::contains(reinterpret_cast<void *>(page), g_page))
-    protocol::malformed(h, "not a page of the shared window");
+    protocol::malformed(h, "not a page of the shared window", protocol::page_object(page));
   return static_cast<uintptr_t>(page);
 }
 

@@ -9,6 +9,8 @@
 #include "core/error.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
+#include "memory/symbols.hpp"
+#include "midway.h"
 #include "rc/pending_updates.hpp"
 #include "transport/transport.hpp"
 
@@ -46,10 +48,18 @@ std::unordered_map<uint64_t, Answers> g_answers;
 // Sends body to dest, or in a job of one rank (no transport) runs its handler here.
 void to(int dest, MsgType type, const Body &b);
 
+// The object of a message, as a malformed message is reported: its kind by the type.
+std::string object_of(const transport::Header &h, uint64_t addr) {
+  const auto t = static_cast<MsgType>(h.type);
+  const bool sem = t == MsgType::kSemWait || t == MsgType::kSemPost || t == MsgType::kSemGrant;
+  return std::string(sem ? "semaphore " : "condition variable ") +
+         symbols::variable(addr, sem ? sizeof(mw_sem_t) : sizeof(mw_cond_t));
+}
+
 // A request's body, sent to this rank as the object's manager.
 Body request_of(const transport::Header &h, std::span<const std::byte> payload, const char *why) {
   const Body b = protocol::read_body<Body>(h, payload);
-  if (locks::manager_of(b.addr) != protocol::rank()) protocol::malformed(h, why);
+  if (locks::manager_of(b.addr) != protocol::rank()) protocol::malformed(h, why, object_of(h, b.addr));
   return b;
 }
 constexpr const char *kNotSemManager = "a request for a semaphore this rank does not manage";
@@ -109,7 +119,8 @@ void on_cond_signal(const transport::Header &h, std::span<const std::byte> paylo
 
 void on_answer(const transport::Header &h, std::span<const std::byte> payload) {
   const Body b = protocol::read_body<Body>(h, payload);
-  if (h.sender != locks::manager_of(b.addr)) protocol::malformed(h, "an answer from a rank that does not manage the object");
+  if (h.sender != locks::manager_of(b.addr)) protocol::malformed(h, "an answer from a rank that does not manage the object",
+      object_of(h, b.addr));
   std::lock_guard<std::mutex> g(g_mu);
   Answers &a = g_answers[b.addr];
   uint64_t Answers::*got = &Answers::wakes, Answers::*asked = &Answers::asked_wakes;
@@ -120,7 +131,7 @@ void on_answer(const transport::Header &h, std::span<const std::byte> payload) {
     got = &Answers::queued;
     asked = &Answers::asked_queued;
   }
-  if (a.*asked == 0) protocol::malformed(h, "an answer this rank did not ask for");
+  if (a.*asked == 0) protocol::malformed(h, "an answer this rank did not ask for", object_of(h, b.addr));
   a.*asked -= 1;
   a.*got += 1;
 }

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +52,22 @@ inline void expect_stopped(const JobResult &r, const std::string &what, int rank
   ASSERT_FALSE(r.timed_out);
   EXPECT_FALSE(WIFEXITED(r.status[rank]) && WEXITSTATUS(r.status[rank]) == 0);
   EXPECT_THAT(r.err[rank], testing::HasSubstr(what));
+}
+
+// How a malformed message's report names the object it is about: " about lock 0x40000010".
+inline std::string about(const char *kind, uint64_t addr) {
+  char b[96];
+  std::snprintf(b, sizeof b, " about %s 0x%llx", kind, static_cast<unsigned long long>(addr));
+  return b;
+}
+
+// The same, for an object whose address only the child knew (a heap page it found): the
+// report names `kind` at some address, then says `why`.
+inline void expect_stopped_about(const JobResult &r, const std::string &message, const char *kind,
+                                 const std::string &why, int rank = 0) {
+  expect_stopped(r, message + " about " + kind + " 0x", rank);
+  EXPECT_THAT(r.err[rank], testing::ContainsRegex(" about " + std::string(kind) + " 0x[0-9a-f]+: "));
+  EXPECT_THAT(r.err[rank], testing::HasSubstr(": " + why));
 }
 
 template <class T>

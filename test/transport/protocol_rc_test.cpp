@@ -23,7 +23,9 @@ namespace {
 
 using test::append;
 using test::Child;
+using test::about;
 using test::expect_stopped;
+using test::expect_stopped_about;
 using test::JobResult;
 using test::one_message;
 using test::send_parts;
@@ -96,7 +98,8 @@ TEST(Protocol, AJoinOfNoSuchRankStopsTheReceiver) {
                    copysets::MemberMsg m{window::kBase, 7, 0};
                    transport::send(0, MsgType::kCopysetJoin, &m, sizeof m);
                  }),
-                 "malformed COPYSET_JOIN message from rank 1: no such rank");
+                 "malformed COPYSET_JOIN message from rank 1" + about("page", window::kBase) +
+                     ": no such rank");
 }
 
 TEST(Protocol, AnAcknowledgementOfNoJoinStopsTheReceiver) {
@@ -104,7 +107,8 @@ TEST(Protocol, AnAcknowledgementOfNoJoinStopsTheReceiver) {
                    copysets::PageMsg m{window::kBase};
                    transport::send(0, MsgType::kCopysetAck, &m, sizeof m);
                  }),
-                 "malformed COPYSET_ACK message from rank 1: no join of that page is under way");
+                 "malformed COPYSET_ACK message from rank 1" + about("page", window::kBase) +
+                     ": no join of that page is under way");
 }
 
 TEST(Protocol, ARequestForAPageOutsideTheWindowStopsTheReceiver) {
@@ -112,7 +116,8 @@ TEST(Protocol, ARequestForAPageOutsideTheWindowStopsTheReceiver) {
                    copysets::PageRequest q{0x1000, 1, 1, -1, 0};
                    transport::send(0, MsgType::kPageRequest, &q, sizeof q);
                  }),
-                 "malformed PAGE_REQUEST message from rank 1: not a page of the shared window");
+                 "malformed PAGE_REQUEST message from rank 1" + about("page", 0x1000) +
+                     ": not a page of the shared window");
 }
 
 TEST(Protocol, AnAnswerToNoLeaveStopsTheReceiver) {
@@ -120,7 +125,8 @@ TEST(Protocol, AnAnswerToNoLeaveStopsTheReceiver) {
                    copysets::LeftAck a{window::kBase, 0};
                    transport::send(0, MsgType::kCopysetLeftAck, &a, sizeof a);
                  }),
-                 "malformed COPYSET_LEFT_ACK message from rank 1: no leave of that page is under way");
+                 "malformed COPYSET_LEFT_ACK message from rank 1" + about("page", window::kBase) +
+                     ": no leave of that page is under way");
 }
 
 // ---- Release consistency: copysets and pages ---------------------------------------------
@@ -132,28 +138,32 @@ TEST(Protocol, ALeaveOfAPageTheRankIsNotHomeOfStopsIt) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kCopysetLeave, copysets::PageMsg{homeless_page()});
                  }),
-                 "malformed COPYSET_LEAVE message from rank 1: this rank is not the page's home");
+                 "malformed COPYSET_LEAVE message from rank 1" + about("page", homeless_page()) +
+                     ": this rank is not the page's home");
 }
 
 TEST(Protocol, ALeaveOfAPageOutsideTheWindowStopsTheHome) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kCopysetLeave, copysets::PageMsg{window::kBase + 8});
                  }),
-                 "malformed COPYSET_LEAVE message from rank 1: not a page of the shared window");
+                 "malformed COPYSET_LEAVE message from rank 1" + about("page", window::kBase + 8) +
+                     ": not a page of the shared window");
 }
 
 TEST(Protocol, ALeaveOfNoSuchRankStopsTheMember) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kCopysetLeft, copysets::MemberMsg{window::kBase, 5, 0});
                  }),
-                 "malformed COPYSET_LEFT message from rank 1: no such rank");
+                 "malformed COPYSET_LEFT message from rank 1" + about("page", window::kBase) +
+                     ": no such rank");
 }
 
 TEST(Protocol, ANoticeOfTheRanksOwnLeaveStopsIt) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kCopysetLeft, copysets::MemberMsg{window::kBase, 0, 0});
                  }),
-                 "malformed COPYSET_LEFT message from rank 1: this rank's own leave");
+                 "malformed COPYSET_LEFT message from rank 1" + about("page", window::kBase) +
+                     ": this rank's own leave");
 }
 
 TEST(Protocol, AJoinOfTheWrongLengthStopsTheMember) {
@@ -167,7 +177,8 @@ TEST(Protocol, ARequestForwardedForTheHomeItselfStopsIt) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kPageRequest, copysets::PageRequest{window::kBase, 1, 1, 0, 0});
                  }),
-                 "malformed PAGE_REQUEST message from rank 1: a request forwarded by a rank that did not "
+                 "malformed PAGE_REQUEST message from rank 1" + about("page", window::kBase) +
+                     ": a request forwarded by a rank that did not "
                  "allocate the page, or for this rank");
 }
 
@@ -175,7 +186,8 @@ TEST(Protocol, ARequestForAPageTheRankIsNotHomeOfStopsIt) {
   expect_stopped(copyset_message_from_rank1([] {
                    protocol::send_body(0, MsgType::kPageRequest, copysets::PageRequest{homeless_page(), 1, 1, -1, 0});
                  }),
-                 "malformed PAGE_REQUEST message from rank 1: this rank is not the page's home");
+                 "malformed PAGE_REQUEST message from rank 1" + about("page", homeless_page()) +
+                     ": this rank is not the page's home");
 }
 
 TEST(Protocol, APageOfTheWrongSizeStopsTheReceiver) {
@@ -210,7 +222,8 @@ TEST(Protocol, APageNobodyAskedForStopsTheReceiver) {
                    protocol::send_body(0, MsgType::kPageData,
                                        copysets::PageData{window::kBase, 3, copysets::kUnwritten, 0});
                  }),
-                 "malformed PAGE_DATA message from rank 1: a page this rank did not ask for");
+                 "malformed PAGE_DATA message from rank 1" + about("page", window::kBase) +
+                     ": a page this rank did not ask for");
 }
 
 TEST(Protocol, PagesAheadNobodyAskedForStopTheReceiver) {
@@ -218,7 +231,8 @@ TEST(Protocol, PagesAheadNobodyAskedForStopTheReceiver) {
                    protocol::send_body(0, MsgType::kPageData,
                                        copysets::AheadData{{window::kBase, 2, copysets::kAhead, 0}, 0, 0});
                  }),
-                 "malformed PAGE_DATA message from rank 1: pages this rank did not ask for");
+                 "malformed PAGE_DATA message from rank 1" + about("page", window::kBase) +
+                     ": pages this rank did not ask for");
 }
 
 // ---- Release consistency: pending updates ------------------------------------------------
@@ -350,25 +364,26 @@ JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(in
 }
 
 TEST(Protocol, AFetchedPageWhoseCopysetLacksTheFetcherStopsIt) {
-  expect_stopped(fetch_answered_by_rank1([](int to, uint64_t page) {
+  expect_stopped_about(fetch_answered_by_rank1([](int to, uint64_t page) {
                    protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 2, copysets::kUnwritten, 0});
                  }),
-                 "malformed PAGE_DATA message from rank 1: a copyset without this rank");
+                       "malformed PAGE_DATA message from rank 1", "page", "a copyset without this rank");
 }
 
 TEST(Protocol, AFetchedPageMadeTheFetchersWithOtherMembersStopsIt) {
-  expect_stopped(fetch_answered_by_rank1([](int to, uint64_t page) {
+  expect_stopped_about(fetch_answered_by_rank1([](int to, uint64_t page) {
                    protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 3, copysets::kHomed, 0});
                  }),
-                 "malformed PAGE_DATA message from rank 1: a page made this rank's by a rank that did not allocate it");
+                       "malformed PAGE_DATA message from rank 1", "page",
+                       "a page made this rank's by a rank that did not allocate it");
 }
 
 TEST(Protocol, PagesAheadWithoutTheirDataStopTheFetcher) {
-  expect_stopped(fetch_answered_by_rank1([](int to, uint64_t page) {
+  expect_stopped_about(fetch_answered_by_rank1([](int to, uint64_t page) {
                    // The page after the one faulted on, said to come with its data, which is not there.
                    protocol::send_body(to, MsgType::kPageData, copysets::AheadData{{page, 2, copysets::kAhead, 0}, 2, 0});
                  }),
-                 "malformed PAGE_DATA message from rank 1: not the pages' worth of data");
+                       "malformed PAGE_DATA message from rank 1", "page", "not the pages' worth of data");
 }
 
 void unwritten_page(int to, uint64_t page) {
@@ -376,39 +391,42 @@ void unwritten_page(int to, uint64_t page) {
 }
 
 TEST(Protocol, AnAnswerToALeaveNamingTheLeaverStopsIt) {
-  expect_stopped(fetch_answered_by_rank1(unwritten_page,
+  expect_stopped_about(fetch_answered_by_rank1(unwritten_page,
                                          [](int to, uint64_t page) {
                                            protocol::send_body(to, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 1});
                                          }),
-                 "malformed COPYSET_LEFT_ACK message from rank 1: a second answer, or members that are not other "
+                       "malformed COPYSET_LEFT_ACK message from rank 1", "page",
+                       "a second answer, or members that are not other "
                  "ranks of the job");
 }
 
 TEST(Protocol, AnAnswerToALeaveNamingNoSuchRankStopsTheLeaver) {
-  expect_stopped(fetch_answered_by_rank1(unwritten_page,
+  expect_stopped_about(fetch_answered_by_rank1(unwritten_page,
                                          [](int to, uint64_t page) {
                                            protocol::send_body(to, MsgType::kCopysetLeftAck,
                                                                copysets::LeftAck{page, uint64_t{1} << 5});
                                          }),
-                 "malformed COPYSET_LEFT_ACK message from rank 1: a second answer, or members that are not other "
+                       "malformed COPYSET_LEFT_ACK message from rank 1", "page",
+                       "a second answer, or members that are not other "
                  "ranks of the job");
 }
 
 TEST(Protocol, APageAnswerWithoutDataForAPageHeldBeforeStopsTheFetcher) {
   // The page is fetched, left, and touched again: the copy it held is stale, so the page
   // must come with its data.
-  expect_stopped(fetch_answered_by_rank1(unwritten_page,
+  expect_stopped_about(fetch_answered_by_rank1(unwritten_page,
                                          [](int to, uint64_t page) {
                                            protocol::send_body(to, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
                                          },
                                          true),
-                 "malformed PAGE_DATA message from rank 1: no data for a page this rank held before");
+                       "malformed PAGE_DATA message from rank 1", "page",
+                       "no data for a page this rank held before");
 }
 
 TEST(Protocol, PagesAheadWithoutDataForAPageHeldBeforeStopTheFetcher) {
   // Rank 0 fetches the page after the one it faults on, leaves it, and faults: the page
   // after, asked for ahead, is stale here and must come with its data.
-  expect_stopped(fetch_answered_by_rank1(
+  expect_stopped_about(fetch_answered_by_rank1(
                      [](int to, uint64_t page) {
                        if (g_answered.load() == 0) return unwritten_page(to, page);  // the page after
                        protocol::send_body(to, MsgType::kPageData,
@@ -419,7 +437,8 @@ TEST(Protocol, PagesAheadWithoutDataForAPageHeldBeforeStopTheFetcher) {
                        protocol::send_body(to, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
                      },
                      true, true),
-                 "malformed PAGE_DATA message from rank 1: no data for a page this rank held before");
+                       "malformed PAGE_DATA message from rank 1", "page",
+                       "no data for a page this rank held before");
 }
 
 // Three ranks: rank 0 faults on the first page of rank 1's part of the heap; rank 1 passes
@@ -453,13 +472,14 @@ JobResult fetch_answered_by_rank2(void (*answer)(int, uint64_t)) {
 }
 
 TEST(Protocol, PagesAheadMadeTheFetchersByARankThatDidNotAllocateThemStopIt) {
-  expect_stopped(fetch_answered_by_rank2([](int to, uint64_t page) {
+  expect_stopped_about(fetch_answered_by_rank2([](int to, uint64_t page) {
                    // The page after the one faulted on, given away by rank 2 as if it were its home.
                    protocol::send_body(to, MsgType::kPageData, copysets::AheadData{{page, 2, copysets::kAhead, 0}, 0, 2});
                    // Taken, the page after would have ended the fetch.
                    protocol::send_body(to, MsgType::kPageData, copysets::PageData{page, 5, copysets::kUnwritten, 0});
                  }),
-                 "malformed PAGE_DATA message from rank 2: pages made this rank's by a rank that did not allocate them");
+                       "malformed PAGE_DATA message from rank 2", "page",
+                       "pages made this rank's by a rank that did not allocate them");
 }
 
 // Three ranks: rank 0 fetches a page homed at rank 1 whose copyset is all three, then
@@ -517,31 +537,34 @@ JobResult leave_answered_by_ranks_1_and_2(void (*member_answers)(int, uint64_t),
 }
 
 TEST(Protocol, AMemberAnsweringALeaveTwiceStopsTheLeaver) {
-  expect_stopped(leave_answered_by_ranks_1_and_2(
+  expect_stopped_about(leave_answered_by_ranks_1_and_2(
                      [](int leaver, uint64_t page) {
                        for (int i = 0; i < 2; i++)
                          protocol::send_body(leaver, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
                      },
                      false),
-                 "malformed COPYSET_LEFT_ACK message from rank 2: a second answer from a member");
+                       "malformed COPYSET_LEFT_ACK message from rank 2", "page",
+                       "a second answer from a member");
 }
 
 TEST(Protocol, AnAnswerToALeaveFromARankTheHomeDoesNotNameStopsTheLeaver) {
-  expect_stopped(leave_answered_by_ranks_1_and_2(
+  expect_stopped_about(leave_answered_by_ranks_1_and_2(
                      [](int leaver, uint64_t page) {
                        protocol::send_body(leaver, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 0});
                      },
                      true),
-                 "malformed COPYSET_LEFT_ACK message from rank 1: an answer from a rank that is not a member");
+                       "malformed COPYSET_LEFT_ACK message from rank 1", "page",
+                       "an answer from a rank that is not a member");
 }
 
 TEST(Protocol, AMemberAnsweringALeaveNamingMembersStopsTheLeaver) {
-  expect_stopped(leave_answered_by_ranks_1_and_2(
+  expect_stopped_about(leave_answered_by_ranks_1_and_2(
                      [](int leaver, uint64_t page) {
                        protocol::send_body(leaver, MsgType::kCopysetLeftAck, copysets::LeftAck{page, 2});
                      },
                      false),
-                 "malformed COPYSET_LEFT_ACK message from rank 2: a second answer from a member");
+                       "malformed COPYSET_LEFT_ACK message from rank 2", "page",
+                       "a second answer from a member");
 }
 
 // Rank 0 becomes a member of a page homed at rank 1 (rank 1 serves it, members 0-2);
@@ -582,17 +605,19 @@ JobResult member_notice_from_rank2(void (*notice)(uint64_t page)) {
 }
 
 TEST(Protocol, AJoinNoticeFromARankNotTheHomeStopsTheMember) {
-  expect_stopped(member_notice_from_rank2([](uint64_t page) {
+  expect_stopped_about(member_notice_from_rank2([](uint64_t page) {
                    protocol::send_body(0, MsgType::kCopysetJoin, copysets::MemberMsg{page, 1, 0});
                  }),
-                 "malformed COPYSET_JOIN message from rank 2: a member change not from the page's home");
+                       "malformed COPYSET_JOIN message from rank 2", "page",
+                       "a member change not from the page's home");
 }
 
 TEST(Protocol, ALeaveNoticeFromARankNotTheHomeStopsTheMember) {
-  expect_stopped(member_notice_from_rank2([](uint64_t page) {
+  expect_stopped_about(member_notice_from_rank2([](uint64_t page) {
                    protocol::send_body(0, MsgType::kCopysetLeft, copysets::MemberMsg{page, 1, 0});
                  }),
-                 "malformed COPYSET_LEFT message from rank 2: a member change not from the page's home");
+                       "malformed COPYSET_LEFT message from rank 2", "page",
+                       "a member change not from the page's home");
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 namespace mw {
 namespace {
 
+using test::about;
 using test::expect_stopped;
 using test::JobResult;
 using test::one_message;
@@ -76,14 +77,18 @@ JobResult sync_message_from_rank1(MsgType type, uint64_t object) {
 
 TEST(ProtocolSync, RequestsForAnObjectTheRankDoesNotManageStopIt) {
   expect_stopped(sync_message_from_rank1(MsgType::kSemWait, kObject1),
-                 "malformed SEM_WAIT message from rank 1: a request for a semaphore this rank does not manage");
+                 "malformed SEM_WAIT message from rank 1" + about("semaphore", kObject1) +
+                     ": a request for a semaphore this rank does not manage");
   expect_stopped(sync_message_from_rank1(MsgType::kSemPost, kObject1),
-                 "malformed SEM_POST message from rank 1: a request for a semaphore this rank does not manage");
+                 "malformed SEM_POST message from rank 1" + about("semaphore", kObject1) +
+                     ": a request for a semaphore this rank does not manage");
   expect_stopped(sync_message_from_rank1(MsgType::kCondWait, kObject1),
-                 "malformed COND_WAIT message from rank 1: a request for a condition variable this rank does not "
+                 "malformed COND_WAIT message from rank 1" + about("condition variable", kObject1) +
+                     ": a request for a condition variable this rank does not "
                  "manage");
   expect_stopped(sync_message_from_rank1(MsgType::kCondSignal, kObject1),
-                 "malformed COND_SIGNAL message from rank 1: a request for a condition variable this rank does not "
+                 "malformed COND_SIGNAL message from rank 1" + about("condition variable", kObject1) +
+                     ": a request for a condition variable this rank does not "
                  "manage");
 }
 
@@ -94,16 +99,20 @@ TEST(ProtocolSync, ARequestOfTheWrongLengthStopsTheManager) {
 
 TEST(ProtocolSync, AnAnswerFromARankThatDoesNotManageTheObjectStopsTheReceiver) {
   expect_stopped(sync_message_from_rank1(MsgType::kSemGrant, kObject0),
-                 "malformed SEM_GRANT message from rank 1: an answer from a rank that does not manage the object");
+                 "malformed SEM_GRANT message from rank 1" + about("semaphore", kObject0) +
+                     ": an answer from a rank that does not manage the object");
 }
 
 TEST(ProtocolSync, AnswersNobodyAskedForStopTheReceiver) {
   expect_stopped(sync_message_from_rank1(MsgType::kSemGrant, kObject1),
-                 "malformed SEM_GRANT message from rank 1: an answer this rank did not ask for");
+                 "malformed SEM_GRANT message from rank 1" + about("semaphore", kObject1) +
+                     ": an answer this rank did not ask for");
   expect_stopped(sync_message_from_rank1(MsgType::kCondQueued, kObject1),
-                 "malformed COND_QUEUED message from rank 1: an answer this rank did not ask for");
+                 "malformed COND_QUEUED message from rank 1" + about("condition variable", kObject1) +
+                     ": an answer this rank did not ask for");
   expect_stopped(sync_message_from_rank1(MsgType::kCondWake, kObject1),
-                 "malformed COND_WAKE message from rank 1: an answer this rank did not ask for");
+                 "malformed COND_WAKE message from rank 1" + about("condition variable", kObject1) +
+                     ": an answer this rank did not ask for");
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ namespace {
 
 using test::append;
 using test::Child;
+using test::about;
 using test::expect_stopped;
 using test::JobResult;
 using test::one_message;
@@ -59,8 +60,8 @@ TEST(Protocol, AGrantNobodyAskedForStopsTheRankNamingTheSender) {
   });
   ASSERT_FALSE(r.timed_out);
   EXPECT_FALSE(WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
-  EXPECT_THAT(r.err[0], testing::HasSubstr(
-                            "malformed LOCK_GRANT message from rank 1: a grant this rank did not ask for (rank 0)"));
+  EXPECT_THAT(r.err[0], testing::HasSubstr("malformed LOCK_GRANT message from rank 1" + about("lock", 0x40000000) +
+                                           ": a grant this rank did not ask for (rank 0)"));
 }
 
 TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
@@ -100,21 +101,22 @@ TEST(Protocol, ALockRequestOfNoSuchRankStopsTheManager) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockRequest, Request{kLock0, 7, MW_EXCLUSIVE, 0, 0, 0, 0, 0});
                  }),
-                 "malformed LOCK_REQUEST message from rank 1: no such rank");
+                 "malformed LOCK_REQUEST message from rank 1" + about("lock", kLock0) + ": no such rank");
 }
 
 TEST(Protocol, ALockRequestOfNoSuchModeStopsTheManager) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockRequest, Request{kLock0, 1, 9, 0, 0, 0, 0, 0});
                  }),
-                 "malformed LOCK_REQUEST message from rank 1: no such mode");
+                 "malformed LOCK_REQUEST message from rank 1" + about("lock", kLock0) + ": no such mode");
 }
 
 TEST(Protocol, ALockRequestToARankThatDoesNotManageTheLockStopsIt) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockRequest, Request{kLock1, 1, MW_EXCLUSIVE, 0, 0, 0, 0, 0});
                  }),
-                 "malformed LOCK_REQUEST message from rank 1: a request for a lock this rank does not manage");
+                 "malformed LOCK_REQUEST message from rank 1" + about("lock", kLock1) +
+                     ": a request for a lock this rank does not manage");
 }
 
 TEST(Protocol, ALockRequestOfTheWrongLengthStopsTheManager) {
@@ -126,21 +128,24 @@ TEST(Protocol, AForwardedExclusiveRequestThatOpensNoTenureStopsTheOwner) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockForward, Request{kLock1, 1, MW_EXCLUSIVE, 0, 0, 3, 3, 0});
                  }),
-                 "malformed LOCK_FORWARD message from rank 1: an exclusive request that opens no tenure");
+                 "malformed LOCK_FORWARD message from rank 1" + about("lock", kLock1) +
+                     ": an exclusive request that opens no tenure");
 }
 
 TEST(Protocol, ARequestForwardedByARankThatDoesNotManageTheLockStopsTheOwner) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockForward, Request{kLock0, 1, MW_EXCLUSIVE, 0, 0, 0, 1, 0});
                  }),
-                 "malformed LOCK_FORWARD message from rank 1: a routed request not from the lock's manager");
+                 "malformed LOCK_FORWARD message from rank 1" + about("lock", kLock0) +
+                     ": a routed request not from the lock's manager");
 }
 
 TEST(Protocol, ARequestForwardedForATenureTheRankNeitherOwnsNorWaitsForStopsIt) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockForward, Request{kLock1, 1, MW_EXCLUSIVE, 0, 0, 5, 6, 0});
                  }),
-                 "malformed LOCK_FORWARD message from rank 1: a request for a tenure this rank neither owns nor waits for");
+                 "malformed LOCK_FORWARD message from rank 1" + about("lock", kLock1) +
+                     ": a request for a tenure this rank neither owns nor waits for");
 }
 
 TEST(Protocol, AGrantOfNoSuchModeStopsTheRank) {
@@ -150,7 +155,7 @@ TEST(Protocol, AGrantOfNoSuchModeStopsTheRank) {
                    append(head, GrantExtra{9, 0, 1});
                    send_parts(to, MsgType::kLockGrant, head);
                  }),
-                 "malformed LOCK_GRANT message from rank 1: no such mode");
+                 "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) + ": no such mode");
 }
 
 // Rank 0 acquires a lock rank 1 manages, and so waits for its grant; rank 1 answers the
@@ -187,7 +192,8 @@ TEST(Protocol, AnExclusiveGrantOfNoTenureStopsTheAcquirer) {
                    append(head, GrantExtra{MW_EXCLUSIVE, 0, 0});
                    send_parts(to, MsgType::kLockGrant, head);
                  }),
-                 "malformed LOCK_GRANT message from rank 1: an exclusive grant of no tenure");
+                 "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
+                     ": an exclusive grant of no tenure");
 }
 
 TEST(Protocol, GrantDataNobodyAskedForStopsTheRank) {
@@ -196,7 +202,8 @@ TEST(Protocol, GrantDataNobodyAskedForStopsTheRank) {
                    append(head, updates::Head{kLock1, 0, 0});
                    send_parts(to, MsgType::kGrantData, head);
                  }),
-                 "malformed GRANT_DATA message from rank 1: data of a grant this rank did not ask for");
+                 "malformed GRANT_DATA message from rank 1" + about("lock", kLock1) +
+                     ": data of a grant this rank did not ask for");
 }
 
 TEST(Protocol, BindingsNobodyAskedForStopTheRank) {
@@ -205,7 +212,8 @@ TEST(Protocol, BindingsNobodyAskedForStopTheRank) {
                    for (uint64_t w : {kLock1, uint64_t{1}}) append(words, w);
                    send_parts(to, MsgType::kLockBindings, words);
                  }),
-                 "malformed LOCK_BINDINGS message from rank 1: bindings of a grant this rank did not ask for");
+                 "malformed LOCK_BINDINGS message from rank 1" + about("lock", kLock1) +
+                     ": bindings of a grant this rank did not ask for");
 }
 
 TEST(Protocol, BindingsOfTheWrongLengthStopTheRank) {
@@ -223,7 +231,8 @@ TEST(Protocol, BindingsOutsideTheWindowStopTheAcquirer) {
                    for (uint64_t w : {q.lock, q.bind_version + 1, uint64_t{0x1000}, uint64_t{8}}) append(words, w);
                    send_parts(to, MsgType::kLockBindings, words);
                  }),
-                 "malformed LOCK_BINDINGS message from rank 1: a bound range outside the shared window");
+                 "malformed LOCK_BINDINGS message from rank 1" + about("lock", kLock1) +
+                     ": a bound range outside the shared window");
 }
 
 TEST(Protocol, ARevokeOfTheWrongLengthStopsTheRank) {
@@ -235,7 +244,8 @@ TEST(Protocol, AnAnswerToNoRevokeStopsTheRank) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    protocol::send_body(to, MsgType::kLockRevokeAck, LockOnly{kLock0});
                  }),
-                 "malformed LOCK_REVOKE_ACK message from rank 1: an answer to no revoke");
+                 "malformed LOCK_REVOKE_ACK message from rank 1" + about("lock", kLock0) +
+                     ": an answer to no revoke");
 }
 
 // ---- Entry consistency: the update heads of grants and barriers (ec/updates.cpp) --------
@@ -297,7 +307,8 @@ void arrive_at(int to, uint64_t epoch) {
 
 TEST(Protocol, AnArrivalAtARankThatManagesNoBarrierStopsIt) {
   expect_stopped(one_message(0, entry, [](int to) { arrive_at(to, 1); }),
-                 "malformed BARRIER_ARRIVE message from rank 0: this rank manages no barrier", 1);
+                 "malformed BARRIER_ARRIVE message from rank 0" + about("barrier", window::kBase) +
+                     ": this rank manages no barrier", 1);
 }
 
 TEST(Protocol, ARankArrivingTwiceAtOneCrossingStopsTheManager) {
@@ -305,7 +316,8 @@ TEST(Protocol, ARankArrivingTwiceAtOneCrossingStopsTheManager) {
                    arrive_at(to, 1);
                    arrive_at(to, 1);
                  }),
-                 "malformed BARRIER_ARRIVE message from rank 1: it arrived twice");
+                 "malformed BARRIER_ARRIVE message from rank 1" + about("barrier", window::kBase) +
+                     ": it arrived twice");
 }
 
 TEST(Protocol, AnArrivalForACrossingNotOpenStopsTheManager) {
@@ -322,7 +334,8 @@ TEST(Protocol, AReleaseOfACrossingTheRankIsNotInStopsIt) {
                    append(head, barriers::wire::ReleaseExtra{1});
                    send_parts(to, MsgType::kBarrierRelease, head);
                  }),
-                 "malformed BARRIER_RELEASE message from rank 1: a crossing this rank is not in");
+                 "malformed BARRIER_RELEASE message from rank 1" + about("barrier", window::kBase) +
+                     ": a crossing this rank is not in");
 }
 
 }  // namespace
