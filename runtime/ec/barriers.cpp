@@ -452,12 +452,18 @@ void on_arrive(const Header &h, Bytes head) {
 // are superseded. At the manager these are the first messages of an arrival too big for
 // one (updates::send splits it): their runs are kept for the arrival's last message,
 // since the manager passes every arrival's runs on to the other ranks (a rank's
-// messages arrive in order, so they all come before it).
+// messages arrive in order, so they all come before it). Elsewhere they are the first
+// messages of the release this rank waits for; at any other time they would have
+// overwritten data the rank may be using, unannounced.
 void on_data(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, 0);
   for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
-  if (me() != kManager) return;
   std::lock_guard<std::mutex> g(protocol::mu());
+  if (me() != kManager) {
+    if (h.sender != kManager || !get(p.object).waiting)
+      protocol::malformed(h, "data of a crossing this rank is not in", protocol::barrier_object(p.object));
+    return;
+  }
   std::vector<Run> &parts = get(p.object).parts[static_cast<size_t>(h.sender)];
   for (const updates::RunDesc &d : p.runs) parts.push_back({d.addr, d.len, 0});
 }

@@ -338,5 +338,19 @@ TEST(Protocol, AReleaseOfACrossingTheRankIsNotInStopsIt) {
                      ": a crossing this rank is not in");
 }
 
+// Data of a release, sent by the manager to a rank that is not crossing the barrier: it
+// would overwrite the rank's data behind its back.
+TEST(Protocol, BarrierDataOfACrossingTheRankIsNotInStopsIt) {
+  expect_stopped(one_message(0, entry,
+                             [](int to) {
+                               Bytes head;
+                               append(head, updates::Head{kLock0, 0, 0});
+                               send_parts(to, MsgType::kBarrierData, head);
+                             }),
+                 "malformed BARRIER_DATA message from rank 0" + about("barrier", window::kBase) +
+                     ": data of a crossing this rank is not in",
+                 1);
+}
+
 }  // namespace
 }  // namespace mw
