@@ -153,7 +153,7 @@ void open_bells() {
               "the job's doorbell page /dev/shm%s belongs to user %u with mode %03o, not to this "
               "user alone: another user made it before this job; remove it, or start the job again",
               name, static_cast<unsigned>(st.st_uid), static_cast<unsigned>(st.st_mode & 0777));
-  // The bells, then the shared lines (shared_line()): a line each, so a rank waiting on
+  // The bells, then the shared lines (shared_line()): two lines each, so a rank waiting on
   // its bell does not share a line with words its peers write for the protocols.
   // Then, page-aligned, a page per rank holding its poll word: a page, because the rank
   // maps its own at the fixed address the pass's polls read (Config::poll_word_at).
