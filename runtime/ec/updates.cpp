@@ -3,6 +3,7 @@
 #include <sys/uio.h>
 
 #include <cstring>
+#include <string>
 
 #include "core/blocks.hpp"
 #include "ec/protocol.hpp"
@@ -109,6 +110,20 @@ Head read_head(const Header &h, std::span<const std::byte> head) {
   return hd;
 }
 
+// What a well-formed head says the message is about, as malformed() names it: a lock
+// (a grant) or a barrier (an arrival, a release). Release-consistent updates name pages
+// run by run, not one object.
+std::string object_of(const Header &h, uint64_t object) {
+  switch (static_cast<MsgType>(h.type)) {
+    case MsgType::kLockGrant:
+    case MsgType::kGrantData: return protocol::lock_object(object);
+    case MsgType::kBarrierArrive:
+    case MsgType::kBarrierData:
+    case MsgType::kBarrierRelease: return protocol::barrier_object(object);
+    default: return {};
+  }
+}
+
 }  // namespace
 
 void place(const Header &h, std::span<const std::byte> head, std::vector<iovec> &where) {
@@ -119,17 +134,17 @@ void place(const Header &h, std::span<const std::byte> head, std::vector<iovec> 
     std::memcpy(&d, head.data() + sizeof hd + k * sizeof d, sizeof d);
     void *p = reinterpret_cast<void *>(d.addr);
     if (d.len == 0 || !window::is_shared(p, d.len))
-      malformed(h, "a run lies outside the shared window");
+      malformed(h, "a run lies outside the shared window", object_of(h, hd.object));
     protocol::landing(d.addr, d.len);  // entry-consistent data needs no page fetch
     where.push_back({p, d.len});
     total += d.len;
   }
-  if (total != h.bulk_len) malformed(h, "the runs do not add up to the data carried");
+  if (total != h.bulk_len) malformed(h, "the runs do not add up to the data carried", object_of(h, hd.object));
 }
 
 Parsed parse(const Header &h, std::span<const std::byte> head, size_t extra_len) {
   Head hd = read_head(h, head);
-  if (hd.extra_len != extra_len) malformed(h, "unexpected fields after the runs");
+  if (hd.extra_len != extra_len) malformed(h, "unexpected fields after the runs", object_of(h, hd.object));
   Parsed p;
   p.object = hd.object;
   p.runs.resize(hd.nruns);

@@ -74,8 +74,8 @@ TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
   });
   ASSERT_FALSE(r.timed_out);
   EXPECT_FALSE(WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
-  EXPECT_THAT(r.err[0], testing::HasSubstr(
-                            "malformed LOCK_GRANT message from rank 1: a run lies outside the shared window"));
+  EXPECT_THAT(r.err[0], testing::HasSubstr("malformed LOCK_GRANT message from rank 1" + about("lock", 0x40000000) +
+                                           ": a run lies outside the shared window"));
 }
 
 // ---- Entry consistency: locks ----------------------------------------------------------
@@ -284,7 +284,8 @@ TEST(Protocol, AnUpdateCarryingDataNoRunNamesStopsTheRank) {
                    append(head, GrantExtra{MW_EXCLUSIVE, 0, 1});
                    send_parts(to, MsgType::kLockGrant, head, Bytes(8, std::byte{1}));
                  }),
-                 "malformed LOCK_GRANT message from rank 1: the runs do not add up to the data carried");
+                 "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
+                     ": the runs do not add up to the data carried");
 }
 
 TEST(Protocol, AnArrivalWithoutItsFieldsStopsTheManager) {
@@ -293,7 +294,8 @@ TEST(Protocol, AnArrivalWithoutItsFieldsStopsTheManager) {
                    append(head, updates::Head{kLock0, 0, 0});
                    send_parts(to, MsgType::kBarrierArrive, head);
                  }),
-                 "malformed BARRIER_ARRIVE message from rank 1: unexpected fields after the runs");
+                 "malformed BARRIER_ARRIVE message from rank 1" + about("barrier", kLock0) +
+                     ": unexpected fields after the runs");
 }
 
 // ---- Entry consistency: barriers (rank 0 manages them all) ------------------------------
