@@ -311,8 +311,9 @@ void complete(Barrier &k) {
     // One clock for the whole release: every rank leaves the crossing at the same clock,
     // which the checker's race test relies on (check/checker.hpp, "Data races"). After
     // the two-rank exchange, the one rank 1 computes too.
+    const bool exchanged = k.published && k.peer_by_line;
     uint64_t clock = 0;
-    if (k.published && k.peer_by_line) {
+    if (exchanged) {
       clock = k.exchange_clock + 1;
       protocol::observe(clock);
     } else {
@@ -325,7 +326,7 @@ void complete(Barrier &k) {
       std::vector<Run> runs = lacking(k, r);
       if (runs.empty() && k.by_slot[static_cast<size_t>(r)]) {
         // After the exchange rank 1 leaves on the manager's arrival: no release.
-        if (!(k.published && k.peer_by_line)) {
+        if (!exchanged) {
           release_by_slot(r, clock);
           by_slot = true;
         }
@@ -626,7 +627,6 @@ void cross(mw_barrier_t *b, bool final) {
   } else {
     const uint64_t want = k->slot_release;  // set and cleared by this thread only
     // The exchange: the manager's arrival at this crossing.
-    const bool theirs = by_exchange;
     uint64_t their_clock = 0;
     auto arrived_there = [k, epoch, arrival_seq, &their_clock] {
       // This rank's next arrival goes where its arrival before this one was: leaving, it
@@ -635,10 +635,10 @@ void cross(mw_barrier_t *b, bool final) {
       return manager_arrived(k->addr, epoch, &their_clock) &&
              transport::shared_line(kManager)->word[kTaken].load(std::memory_order_relaxed) + 1 >= arrival_seq;
     };
-    auto done = [k, epoch, line, want, theirs, &arrived_there] {
+    auto done = [k, epoch, line, want, by_exchange, &arrived_there] {
       return k->released.load(std::memory_order_acquire) >= epoch ||
              (want != 0 && line->word[kReleaseSeq].load(std::memory_order_acquire) >= want) ||
-             (theirs && arrived_there());
+             (by_exchange && arrived_there());
     };
     if (!done()) {
       block();

@@ -600,6 +600,13 @@ void ask_for(uintptr_t addr) {
   });
 }
 
+// An acquire takes the lock from this rank's own state (not by grant): under the mutex.
+void hold_here(Lock &k, int mode) {
+  k.set_held(mode);
+  k.ever_held.store(true, std::memory_order_relaxed);
+  k.unused_ahead.store(false, std::memory_order_relaxed);
+}
+
 [[gnu::always_inline]] inline void ask_ahead(uintptr_t addr, int mode) {
   Stride &s = t_stride;
   const uintptr_t step = addr - s.last;
@@ -673,9 +680,7 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
             protocol::lock_name(l).c_str(), mode_name(k->held()));
     taken = k->local(mode);
     if (taken) {
-      k->set_held(mode);
-      k->ever_held.store(true, std::memory_order_relaxed);
-      k->unused_ahead.store(false, std::memory_order_relaxed);
+      hold_here(*k, mode);
       stats::lock_acquire(false);
     }
   }
@@ -694,9 +699,7 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
       return;
     }
     if (k->local(mode)) {  // asked ahead, and granted since the look above
-      k->set_held(mode);
-      k->ever_held.store(true, std::memory_order_relaxed);
-      k->unused_ahead.store(false, std::memory_order_relaxed);
+      hold_here(*k, mode);
       k->granted.store(true, std::memory_order_release);
       return;
     }

@@ -142,11 +142,12 @@ void send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack
     auto &runs_m = to[static_cast<size_t>(m)];
     if (runs_m.empty()) continue;
     // Counted before it goes: a send that waits runs handlers, the acknowledgement's too.
-    if (want_ack) g_asked.fetch_add(1, std::memory_order_release);
-    if (want_ack)
+    if (want_ack) {
+      g_asked.fetch_add(1, std::memory_order_release);
       g_unacked.fetch_and(~(uint64_t{1} << m), std::memory_order_relaxed);
-    else
+    } else {
       g_unacked.fetch_or(uint64_t{1} << m, std::memory_order_relaxed);
+    }
     updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, runs_m, &ex, sizeof ex, race_clock,
                   transport::Bulk::kWait, to_from[static_cast<size_t>(m)]);
   }
