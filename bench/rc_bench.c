@@ -18,8 +18,11 @@
  *         page_bytes_per_fault=  payload received per fault (4096 when written)
  *   mwrun -n 2 rc_bench release [N]
  *       a word on a page both ranks hold; rank 0 acquires a lock (cached here: no
- *       message), writes the word and releases, N times (default 20000): each release
- *       pushes the update to rank 1 and waits for its acknowledgement. Reported:
+ *       message), writes the word and releases, N times (default 20000). At two ranks a
+ *       release sends nothing: the update waits for a lock to move to rank 1 (here, the
+ *       barrier at the end), so this is the cost of a release that keeps its lock. With
+ *       three ranks each release pushes the update and waits for the acknowledgements
+ *       (mwrun -n 3). Reported:
  *         release_us=       mean time per acquire + write + release (µs)
  *       and rank 1 checks that the last value arrived.
  *   mwrun -n 2 rc_bench pc [N [R [US [SLEEP]]]]

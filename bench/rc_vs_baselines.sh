@@ -17,8 +17,10 @@
 # |   its own: the rounds' means above take in every   |                                       |
 # |   preemption by other programs)                    |                                       |
 # | fault on a page nobody wrote (no data travels)     | fi_pingpong -S 8 round trip           |
-# | release of a lock with one word of RC data dirty   | fi_pingpong -S 8 round trip (the      |
-# |   on a page rank 1 holds (update + ack)            |   update and its acknowledgement)     |
+# | release of a lock with one word of RC data dirty   | fi_pingpong -S 8 round trip           |
+# |   on a page rank 1 holds: at two ranks the update  |                                       |
+# |   waits until a lock moves (rc_bench.c), so this   |                                       |
+# |   is a release that keeps its lock                 |                                       |
 #
 # Placement as bench/ec_vs_baselines.sh: fi_pingpong's two processes are bound one to a
 # core (taskset), Midway's ranks run as mwrun starts them (unbound: each rank is two
@@ -144,7 +146,7 @@ for p in $providers; do
   add_row "$p" "copyset fault, 4 KiB page, in fault (µs)" "fi_pingpong 4 KiB RTT" "$m4" "$(printf '%s\n' "${fw[@]}" | median)"
   add_row "$p" "copyset fault, 4 KiB page, single-fault median (µs)" "fi_pingpong 4 KiB RTT" "$m4" "$(printf '%s\n' "${fp[@]}" | median)"
   add_row "$p" "copyset fault, unwritten page (µs)" "fi_pingpong 8 B RTT" "$m8" "$(printf '%s\n' "${fu[@]}" | median)"
-  add_row "$p" "release, one dirty word to 1 member (µs)" "fi_pingpong 8 B RTT" "$m8" "$(printf '%s\n' "${rel[@]}" | median)"
+  add_row "$p" "release keeping its lock, one dirty word (µs)" "fi_pingpong 8 B RTT" "$m8" "$(printf '%s\n' "${rel[@]}" | median)"
 done
 
 table="| provider | figure | baseline | baseline (µs) | Midway (µs) | ratio |

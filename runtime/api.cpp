@@ -411,6 +411,7 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
   if (len == 0 || !addr || !mw::window::contains(addr, len))
     mw::fatal("mw_processor_consistent", "[%p, +%zu) is not in shared memory: give MW_SHARED data "
               "or memory from mw_malloc", addr, len);
+  mw::pending_updates::flush();  // releases before may have left updates pending (flush_release)
   mw::copysets::processor_consistent(addr, len, flush_interval_us);
   mw::pending_updates::start_flusher();
 }

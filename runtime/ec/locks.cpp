@@ -264,6 +264,7 @@ std::string describe(const Range &r) {
 
 // Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
 void grant(Lock &k, const Request &r) {
+  protocol::lock_moving();
   const uint64_t now = protocol::tick();
   std::vector<timestamps::Run> runs;
   // Under --model=rc/pc the bindings ship nothing: the lock only orders, and the marks
@@ -512,6 +513,7 @@ void on_revoke(const Header &h, Bytes payload) {
     return;
   }
   k.read_valid = false;
+  protocol::lock_moving();
   protocol::send_body(h.sender, MsgType::kLockRevokeAck, b, protocol::tick());
 }
 
@@ -750,6 +752,7 @@ void release(mw_lock_t *l) {
     k->set_held(kNone);
     if (k->revoker != kNone) {
       LockOnly b{k->addr};
+      protocol::lock_moving();
       protocol::send_body(k->revoker, MsgType::kLockRevokeAck, b, protocol::tick());
       k->revoker = kNone;
       k->read_valid = false;

@@ -74,6 +74,7 @@ namespace {
 RaceHooks g_race_hooks{};
 }  // namespace
 void set_race_hooks(const RaceHooks &hooks) { g_race_hooks = hooks; }
+bool checking_races() { return race_clock(false) != 0; }
 uint64_t race_clock(bool ordered) { return g_race_hooks.clock ? g_race_hooks.clock(ordered) : 0; }
 void race_merged(int writer, uint64_t clock, uintptr_t addr, size_t len) {
   if (g_race_hooks.merged) g_race_hooks.merged(writer, clock, addr, len);
@@ -103,6 +104,14 @@ void check_object(const char *call, const char *what, const void *object, size_t
 }
 
 void set_page_hooks(const PageHooks &hooks) { g_hooks = hooks; }
+
+namespace {
+void (*g_lock_moving)() = nullptr;
+}  // namespace
+void set_lock_moving_hook(void (*hook)()) { g_lock_moving = hook; }
+void lock_moving() {
+  if (g_lock_moving) g_lock_moving();
+}
 
 void landing(uintptr_t p, size_t len) {
   if (g_hooks.landing) g_hooks.landing(p, len);

@@ -92,6 +92,7 @@ struct RaceHooks {
   void (*merged)(int writer, uint64_t clock, uintptr_t addr, size_t len);
 };
 void set_race_hooks(const RaceHooks &hooks);
+bool checking_races();  // a check build checks races (race_clock is not 0)
 uint64_t race_clock(bool ordered);
 void race_merged(int writer, uint64_t clock, uintptr_t addr, size_t len);
 
@@ -106,6 +107,11 @@ struct PageHooks {
   void (*landing)(uintptr_t p, size_t len) = nullptr;
 };
 void set_page_hooks(const PageHooks &hooks);
+// A lock is about to move to another rank: this rank sends a grant, or answers a revoke.
+// Under the progress role, before the message goes. The page layer sets the hook: at two
+// ranks a release leaves its updates pending until then (rc/pending_updates.hpp).
+void set_lock_moving_hook(void (*hook)());
+void lock_moving();
 // Calls the hook if there is one.
 void landing(uintptr_t p, size_t len);
 

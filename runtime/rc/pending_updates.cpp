@@ -216,9 +216,30 @@ void flusher() {
   }
 }
 
+// At two ranks a lock's release sends nothing: its updates stay marks until a lock moves
+// (see flush_release). Not with processor-consistent data (the flusher freezes what it
+// takes; a grant's flush on the service thread could not), nor in a check build, whose
+// race checks date each update by the release it follows.
+bool releases_wait_for_a_move() {
+  return protocol::nprocs() == 2 && protocol::model() != protocol::Model::kProcessor &&
+         copysets::shortest_flush_us() == 0 && !protocol::checking_races();
+}
+
+// A lock is about to move to the other rank (a grant, a revoke's answer), under the
+// progress role: what this rank wrote since it last flushed goes first, unacknowledged
+// as a release's, on whichever thread serves the lock. The application thread may be
+// writing meanwhile: a byte it marks again after this takes its mark goes with the next
+// flush, as at a release.
+void on_lock_moving() {
+  if (!copysets::enabled() || copysets::shared_page_count() == 0 || !releases_wait_for_a_move()) return;
+  const blocks::Vector<uintptr_t> marked = marked_pages(false);
+  if (!marked.empty()) send_pending(marked, false, false, false);
+}
+
 }  // namespace
 
 void init() {
+  protocol::set_lock_moving_hook(on_lock_moving);
   transport::on(MsgType::kUpdate, on_update);
   transport::on(MsgType::kUpdateData, on_update_data);
   transport::on(MsgType::kUpdateAck, on_ack);
@@ -245,7 +266,10 @@ void flush(bool wait) {
 
 void flush() { flush(true); }
 
-void flush_release() { flush(protocol::nprocs() != 2); }
+void flush_release() {
+  if (releases_wait_for_a_move()) return;
+  flush(protocol::nprocs() != 2);
+}
 
 void start_flusher() {
   if (!copysets::enabled() || copysets::shortest_flush_us() == 0) return;

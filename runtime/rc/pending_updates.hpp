@@ -15,7 +15,8 @@
 // from its home if it holds no copy: the home is always a member). This is eager
 // release consistency: Midway flushes only when the release is performed at another
 // rank, which a cached lock's re-acquire never is; eager costs a flush per release of a
-// lock that changed no copyset data only when that release has marks to send.
+// lock that changed no copyset data only when that release has marks to send. At two
+// ranks a release is as Midway's: it flushes when a lock moves (flush_release).
 // Processor-consistent data is flushed as well every flush interval, by a flusher
 // thread, without waiting for acknowledgements; the next release or barrier waits for
 // them as for its own (the marks the flusher took are no longer there for it to send).
@@ -38,14 +39,19 @@ void init();
 // returns when every member has applied them.
 void flush();
 
-// A lock's release on the application thread. At two ranks the only rank that can take
-// the lock next learns of this release from a message of this rank (the grant, or the
-// release sent to the lock's manager, which it is then), and a rank's messages are
-// handled in the order sent: the updates are in place before the lock moves, so this
-// pushes them without waiting for their acknowledgements (the next flush() waits for
-// them too). With more ranks the next holder may hear of the release from a third rank,
-// whose message can overtake these updates, and a barrier's arrival may go through a
-// shared line: both wait, as flush() does.
+// A lock's release on the application thread. At two ranks it sends nothing: the other
+// rank can follow this release only once some lock moves to it from this rank (a grant,
+// or the answer to a revoke of a copy), or at a barrier, fence or other flush(); so the
+// marks stay pending until then, and the lock's move sends them first
+// (protocol::lock_moving, on whichever thread serves the lock), unacknowledged: a rank's
+// messages are handled in the order sent, so they are in place before the lock is. A run
+// of releases of locks this rank keeps costs no message (WATER-NSQUARED: a third to half
+// of its messages). Not with processor-consistent data, which the flusher pushes from
+// frozen pages, nor in a check build (its race checks date updates by their release):
+// there, as with three ranks or more, each release pushes its updates, and with three or
+// more waits for their acknowledgements: the next holder may hear of the release from a
+// third rank, whose message can overtake the updates, and a barrier's arrival may go
+// through a shared line.
 void flush_release();
 
 // Starts the flusher of processor-consistent data if some data is, and is not yet.
