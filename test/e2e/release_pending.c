@@ -15,6 +15,8 @@
 // RUN: %mwrun -n 3 --model rc %t | FileCheck %s
 #include <midway.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 
 enum { kRounds = 400, kSlots = 512 };
 MW_SHARED mw_lock_t turn_lock, own_lock[2], read_lock;
@@ -25,6 +27,12 @@ MW_SHARED __attribute__((aligned(4096))) long before_read[kSlots];  // by own_lo
 MW_SHARED mw_barrier_t b;
 
 static volatile double sink;
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
 
 // A while of work with no call into the runtime: a request that comes meanwhile is
 // served by the service thread or a poll of this loop.
@@ -47,10 +55,16 @@ int main(int argc, char **argv) {
   // The lock passed back and forth: round r is rank r % 2's.
   for (long r = 1; r <= kRounds && me < 2; r++) {
     if (r % 2 != me) continue;
+    const double give_up = now() + 10;  // the other rank's turn never seen: stale
     for (;;) {
       mw_acquire(&turn_lock, MW_EXCLUSIVE);
       if (turn == r - 1) break;
       mw_release(&turn_lock);
+      if (now() > give_up) {
+        printf("rank %d: round %ld never came (turn %ld)\n", me, r, turn);
+        fflush(stdout);
+        _exit(1);
+      }
     }
     // What the other rank wrote before it passed the lock: under this lock and under its own.
     if (r > 1 && passed[(r - 1) % kSlots] != r - 1) stale++;
