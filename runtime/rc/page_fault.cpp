@@ -26,6 +26,7 @@
 #include "core/error.hpp"
 #include "memory/heap.hpp"
 #include "ec/protocol.hpp"
+#include "core/settings.hpp"
 #include "core/stats.hpp"
 #include "transport/transport.hpp"
 #include "memory/window.hpp"
@@ -203,10 +204,14 @@ void on_page_data(const Header &h, Bytes payload) {
 
 namespace {
 
-// How many pages a fault asks for at most, itself included (a mask of them travels).
-// At two ranks, FFT -m18 faulted 2566 times with one page a fault, 165 with 16 and 45 with
-// 64; its time fell by a third (docs/PERFORMANCE.md, "Splash-3 against threads").
-constexpr int kReadAhead = 64;
+// How many pages a fault asks for at most, itself included (a mask of them travels):
+// MW_READ_AHEAD, 64 unless set. At two ranks, FFT -m18 faulted 2566 times with one page a
+// fault, 165 with 16 and 45 with 64; where a fault costs tens of microseconds its time
+// fell by a third. But each copy read ahead draws its home's writes at every release, so
+// a program that reads only a neighbour's edge (OCEAN) sends four times the data and runs
+// three times slower where faults are cheap (docs/PERFORMANCE.md, "Splash-3 against
+// threads"). Read at mw_init (report_faults).
+int g_read_ahead = 64;
 
 // Fetches `page` from its home and joins its copyset. Application thread (a fault, a
 // bind, a lock object's first use): waits, progressing the transport.
@@ -226,11 +231,11 @@ bool fetch(uintptr_t page, int home) {
     // rank has no business with them (never here, or left), are asked for too; the home
     // sends those it holds alone in one message (serve_ahead). A program that works
     // through an array it did not write itself (a worker's band of what rank 0 read in,
-    // a transpose's columns) then waits for one round trip per kReadAhead pages instead
+    // a transpose's columns) then waits for one round trip per g_read_ahead pages instead
     // of one a page, and the home, busy computing, is interrupted that much less. Not
     // with processor-consistent data, whose pages are not the copysets' alone.
     if (shortest_flush_us() == 0)
-      for (int i = 1; i < kReadAhead; ++i) {
+      for (int i = 1; i < g_read_ahead; ++i) {
         const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
         if (q >= window::kEnd || home_of(q) != home) break;
         const uint8_t sq = g_state[index_of(q)].load(std::memory_order_relaxed);
@@ -342,6 +347,7 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
 
 void report_faults() {
   g_me = protocol::rank();
+  g_read_ahead = static_cast<int>(settings::number(settings::Id::MW_READ_AHEAD));
   struct sigaction sa {};
   sa.sa_sigaction = on_segv;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;

@@ -17,7 +17,11 @@
 #include <unistd.h>
 
 #define RC_PAGE 4096 /* the tests lay their data out in 4 KiB pages (checked at start) */
-#define RC_READ_AHEAD 64 /* pages a copyset fault asks for at most (rc/page_fault.cpp, kReadAhead) */
+/* Pages a copyset fault asks for at most: MW_READ_AHEAD, 64 unless set (rc/page_fault.cpp). */
+static inline int rc_read_ahead(void) {
+  const char *v = getenv("MW_READ_AHEAD");
+  return v && *v ? atoi(v) : 64;
+}
 
 static int rc_rank, rc_nprocs;
 static const char *rc_prog = "rc", *rc_test = "start";
