@@ -241,6 +241,20 @@ inline size_t total_len(std::span<const iovec> iov) {
   return n;
 }
 
+// Appends the non-empty pieces of `iov` to `out`, a piece that starts where the last one
+// ends joining it: a rendezvous bulk is registered and read a piece at a time, and on shm
+// each read is a process_vm_readv, a system call per 4 KiB page for the consecutive pages
+// of a fault's read-ahead until they were joined.
+inline void append_merged(std::vector<iovec> &out, std::span<const iovec> iov) {
+  for (const iovec &v : iov) {
+    if (v.iov_len == 0) continue;
+    if (!out.empty() && static_cast<std::byte *>(out.back().iov_base) + out.back().iov_len == v.iov_base)
+      out.back().iov_len += v.iov_len;
+    else
+      out.push_back(v);
+  }
+}
+
 // shm: once every peer has mapped this endpoint's region, its name is needed no more;
 // unlinked then, the region goes with the last process that maps it, however the job
 // ends (a rank killed by SIGKILL included). Rank r knows every peer has it mapped when

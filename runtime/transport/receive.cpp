@@ -241,7 +241,9 @@ void start_incoming(const Header &h, const std::byte *payload) {
   if (Placer placer = rcv.placers[h.type]) {
     in->head.assign(head, head + head_len);
     in->h.payload_len = head_len;
-    placer(in->h, in->head, in->dest);
+    std::vector<iovec> dest;
+    placer(in->h, in->head, dest);
+    append_merged(in->dest, dest);
     if (total_len(in->dest) != in->bulk_len)
       mw::fatal("transport",
                 "the placer of %s messages gave %zu bytes of room for a %llu-byte bulk",

@@ -203,8 +203,7 @@ void send_rendezvous(int dest, MsgType type, std::span<const iovec> head,
   // copied together into one staging buffer (many small runs: a copy beats many reads),
   // a reused block (core/blocks.hpp: a fresh one's pages cost a first touch each).
   std::vector<iovec> pieces;
-  for (const iovec &v : bulk)
-    if (v.iov_len) pieces.push_back(v);
+  append_merged(pieces, bulk);
   blocks::Block staging;
   if (pieces.size() > kMaxSegments) {
     size_t from = 0;
