@@ -502,6 +502,15 @@ void on_bindings(const Header &h, Bytes payload) {
   protocol::bindings_changed();
 }
 
+// Gives this rank's copy of the lock back to the owner that revoked it. The lock moves
+// with the answer, so what this rank wrote since its last flush goes first, as before a
+// grant (protocol::lock_moving).
+void answer_revoke(Lock &k, int owner) {
+  k.read_valid = false;
+  protocol::lock_moving();
+  protocol::send_body(owner, MsgType::kLockRevokeAck, LockOnly{k.addr}, protocol::tick());
+}
+
 void on_revoke(const Header &h, Bytes payload) {
   LockOnly b = protocol::read_body<LockOnly>(h, payload);
   std::lock_guard<std::mutex> g(protocol::mu());
@@ -512,9 +521,7 @@ void on_revoke(const Header &h, Bytes payload) {
     k.revoker = h.sender;  // answered at release
     return;
   }
-  k.read_valid = false;
-  protocol::lock_moving();
-  protocol::send_body(h.sender, MsgType::kLockRevokeAck, b, protocol::tick());
+  answer_revoke(k, h.sender);
 }
 
 void on_revoke_ack(const Header &h, Bytes payload) {
@@ -751,11 +758,8 @@ void release(mw_lock_t *l) {
     Frozen f(*k);
     k->set_held(kNone);
     if (k->revoker != kNone) {
-      LockOnly b{k->addr};
-      protocol::lock_moving();
-      protocol::send_body(k->revoker, MsgType::kLockRevokeAck, b, protocol::tick());
+      answer_revoke(*k, k->revoker);
       k->revoker = kNone;
-      k->read_valid = false;
     }
     serve(*k);
   });

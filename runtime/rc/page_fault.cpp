@@ -205,12 +205,10 @@ void on_page_data(const Header &h, Bytes payload) {
 namespace {
 
 // How many pages a fault asks for at most, itself included (a mask of them travels):
-// MW_READ_AHEAD, 64 unless set. At two ranks, FFT -m18 faulted 2566 times with one page a
-// fault, 165 with 16 and 45 with 64; where a fault costs tens of microseconds its time
-// fell by a third. But each copy read ahead draws its home's writes at every release, so
-// a program that reads only a neighbour's edge (OCEAN) sends four times the data and runs
-// three times slower where faults are cheap (docs/PERFORMANCE.md, "Splash-3 against
-// threads"). Read at mw_init (report_faults).
+// MW_READ_AHEAD, read at mw_init (report_faults). More pages a fault save round trips
+// where a program reads through another rank's array; but each copy read ahead draws
+// its home's writes at every release, which a program that reads only a neighbour's edge
+// pays for nothing (docs/PERFORMANCE.md, "Read-ahead and releases at two ranks").
 int g_read_ahead = 64;
 
 // Fetches `page` from its home and joins its copyset. Application thread (a fault, a
