@@ -21,6 +21,7 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <vector>
 
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
@@ -205,15 +206,31 @@ void on_page_data(const Header &h, Bytes payload) {
 namespace {
 
 // How many pages a fault asks for at most, itself included (a mask of them travels):
-// MW_READ_AHEAD, read at mw_init (report_faults). More pages a fault save round trips
-// where a program reads through another rank's array; but each copy read ahead draws
-// its home's writes at every release, which a program that reads only a neighbour's edge
-// pays for nothing (docs/PERFORMANCE.md, "Read-ahead and releases at two ranks").
+// MW_READ_AHEAD, read at mw_init (report_faults).
 int g_read_ahead = 64;
+
+// How many it asks for: the read-ahead window, kept per home. More pages a fault save
+// round trips where a program works through another rank's array; but each copy read
+// ahead draws its home's writes at every release, which a program that reads only a
+// neighbour's edge (OCEAN) pays for nothing (docs/PERFORMANCE.md, "A read-ahead window").
+//  - A fault that writes asks for g_read_ahead pages: a rank that writes into another
+//    rank's pages is filling an array (RADIX's buckets, a band of a matrix) and writes
+//    the pages after soon.
+//  - A fault that reads asks for one page, or for twice as many as the last fault from
+//    that home did when it lands at most that many pages past where they ended: the
+//    program walked through them (Linux's read-ahead for files). FFT's transposes, which
+//    read every other page of the other rank's rows, reach g_read_ahead pages a fault
+//    after six faults; OCEAN brings its neighbour's edge alone.
+// Application thread only (fetch).
+struct Window {
+  uintptr_t next = 0;  // the first page after the last fault's pages from this home
+  int pages = 0;       // how many pages that fault asked for
+};
+std::vector<Window> &g_window = *new std::vector<Window>;
 
 // Fetches `page` from its home and joins its copyset. Application thread (a fault, a
 // bind, a lock object's first use): waits, progressing the transport.
-bool fetch(uintptr_t page, int home) {
+bool fetch(uintptr_t page, int home, bool write) {
   stats::page_fault();
   stats::ScopedWait wait(stats::Wait::Fault);
   waits::Waiting waiting(waits::Kind::kPage, page, home);
@@ -232,8 +249,12 @@ bool fetch(uintptr_t page, int home) {
     // a transpose's columns) then waits for one round trip per g_read_ahead pages instead
     // of one a page, and the home, busy computing, is interrupted that much less. Not
     // with processor-consistent data, whose pages are not the copysets' alone.
+    Window &w = g_window[static_cast<size_t>(home)];
+    const bool walking = page >= w.next && page <= w.next + static_cast<uintptr_t>(w.pages) * g_page;
+    const int window = write ? g_read_ahead : walking ? std::min(2 * w.pages, g_read_ahead) : 1;
+    int asked = 1;
     if (shortest_flush_us() == 0)
-      for (int i = 1; i < g_read_ahead; ++i) {
+      for (int i = 1; i < window; ++i, ++asked) {
         const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
         if (q >= window::kEnd || home_of(q) != home) break;
         const uint8_t sq = g_state[index_of(q)].load(std::memory_order_relaxed);
@@ -242,6 +263,7 @@ bool fetch(uintptr_t page, int home) {
         if (!(sq & kHadCopy)) ahead_pristine |= bit(i);
         set_state(q, sq | kFetching);
       }
+    w = Window{page + static_cast<uintptr_t>(asked) * g_page, asked};
     g_fetch_ahead = ahead & ~uint64_t{1};
     g_fetch_ahead_pristine = ahead_pristine;
     g_fetch_result.store(0, std::memory_order_relaxed);
@@ -290,6 +312,18 @@ void say(const char *fmt, ...) {
 // A fault on a page of the window this rank is not a member of is a copyset fault: fetch
 // the page and retry the access. Any other fault is the crash it is: say where, and let
 // the previous disposition (by default, death by SIGSEGV) have it.
+// Whether the faulting access was a write: the page-fault error code's bit 1 on x86-64.
+// Elsewhere (not decoded) every fault counts as a write, as all faults did before the
+// read-ahead window.
+bool is_write(void *ctx) {
+#if defined(__x86_64__)
+  return (static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+#else
+  (void)ctx;
+  return true;
+#endif
+}
+
 void on_segv(int sig, siginfo_t *si, void *ctx) {
   if (si->si_code <= 0) {  // sent by kill or raise, not a fault: nothing to serve or to say
     sigaction(sig, &g_previous_segv, nullptr);
@@ -311,7 +345,7 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
           "MW_SHARED data and no mw_malloc block there)", si->si_addr);
     } else if (!(state(page) & kPresent)) {
       int saved = errno;
-      bool ok = fetch(page, home);
+      bool ok = fetch(page, home, is_write(ctx));
       errno = saved;
       if (ok) return;  // the access is retried, on the page now here
       say("segmentation fault at %p: in the shared heap of rank %d, but not in memory it "
@@ -337,7 +371,7 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
     say("segmentation fault at %p (outside the shared window)", si->si_addr);
   }
   sigaction(sig, &g_previous_segv, nullptr);
-  (void)ctx;  // returning re-runs the access, which now meets the previous disposition
+  // returning re-runs the access, which now meets the previous disposition
 }
 
 
@@ -346,6 +380,7 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
 void report_faults() {
   g_me = protocol::rank();
   g_read_ahead = static_cast<int>(settings::number(settings::Id::MW_READ_AHEAD));
+  g_window.assign(static_cast<size_t>(protocol::nprocs()), Window{});
   struct sigaction sa {};
   sa.sa_sigaction = on_segv;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;

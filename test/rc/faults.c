@@ -121,21 +121,22 @@ static void first_touch(void) {
   RC_CHECK(own >= NAREA / P, "only %d of %d pages are homed here", own, NAREA);
   /* Pages homed elsewhere: at most one fault each, at the first access. The first access
    * to a home's block faults and brings the pages after it that the home holds alone
-   * (read-ahead, MW_READ_AHEAD pages in all): at two ranks, where nobody else can have
-   * fetched them first, exactly every MW_READ_AHEAD-th page of the block faults. Under
-   * processor consistency there is no read-ahead: every page faults. */
+   * (read-ahead): at two ranks, where nobody else can have fetched them first, exactly the
+   * first page of each read-ahead window faults (1, 2, 4, ... pages, up to MW_READ_AHEAD).
+   * Under processor consistency there is no read-ahead: every page faults. */
   const char *model = getenv("MW_MODEL");
   const int pc = model && strcmp(model, "pc") == 0;
   double w0 = rc_fault_wait();
-  int others = 0, ahead = 0;
+  int others = 0, window = 0, left = 0;
   uint64_t faults = 0;
   for (int k = 0; k < NAREA; k++) {
     if (rc_home(area[k]) == me) continue;
     others++;
     const int first = k == 0 || rc_home(area[k - 1]) != rc_home(area[k]);
-    if (first) ahead = 0;
-    uint64_t want = (pc || ahead == 0) ? 1 : 0;
-    ahead = (ahead + 1) % rc_read_ahead();
+    if (first) window = left = 0;
+    uint64_t want = (pc || left == 0) ? 1 : 0;
+    if (left == 0) left = window = rc_next_window(window);
+    left--;
     uint64_t f0 = rc_faults();
     uint64_t v = P == 2 || pc || first ? read_counting(area[k] + RC_PAGE / 2, want, "a page homed elsewhere, first access")
                                        : rd(area[k] + RC_PAGE / 2);
@@ -361,12 +362,11 @@ static void heap(void) {
     RC_CHECK(got == i * 7 + (uint64_t)owner, "block word %zu: %llu, rank %d wrote %llu", i,
              (unsigned long long)got, owner, (unsigned long long)(i * 7 + (uint64_t)owner));
   }
-  /* One fault a page, or (read-ahead, with release consistency) one per MW_READ_AHEAD
-   * pages of the block, at two ranks, where nobody else can have fetched its pages first. */
+  /* One fault a page, or (read-ahead, with release consistency) one per read-ahead window,
+   * at two ranks, where nobody else can have fetched its pages first. */
   const char *model = getenv("MW_MODEL");
   const int pc = model && strcmp(model, "pc") == 0;
-  const uint64_t ra = (uint64_t)rc_read_ahead();
-  uint64_t want = me == owner ? 0 : pc ? npages : (npages + ra - 1) / ra;
+  uint64_t want = me == owner ? 0 : pc ? npages : rc_read_faults(npages);
   if (P > 2 && me != owner && !pc && rc_faults() - f0 > 1 && rc_faults() - f0 <= npages) want = rc_faults() - f0;
   RC_CHECK(rc_faults() - f0 == want, "reading a %llu-page block rank %d allocated: %llu faults, expected %llu",
            (unsigned long long)npages, owner, (unsigned long long)(rc_faults() - f0), (unsigned long long)want);
@@ -471,12 +471,9 @@ static void heap_bind(void) {
     RC_CHECK(rd(&blk[i]) == 5000 + i, "word %zu of a block rank %d allocated and this rank bound (%s): %llu, "
              "expected %llu", i, owner, ec ? "64 bytes" : "all of it", (unsigned long long)rd(&blk[i]),
              (unsigned long long)(5000 + i));
-  /* A fault a page, or one for both (read-ahead: not with processor consistency nor with
-   * MW_READ_AHEAD=1; at more than two ranks, another may have fetched the second page first). */
+  /* A fault a page: these are reads, and a read's first fault asks for one page. */
   const uint64_t got = rc_faults() - f0;
-  const uint64_t want = me == owner ? 0
-                        : (model && !strcmp(model, "pc")) || rc_read_ahead() == 1 || (P > 2 && got == pages) ? pages
-                                                                                                              : 1;
+  const uint64_t want = me == owner ? 0 : pages;
   RC_CHECK(got == want, "reading the bound block: %llu faults, expected %llu", (unsigned long long)got,
            (unsigned long long)want);
   mw_barrier(&bar);
@@ -506,6 +503,51 @@ static void count(long *ctr, mw_lock_t *l, int iters, const char *name, int boun
   rc_ok(name);
 }
 
+/* A rank that writes into another rank's block: its first fault brings MW_READ_AHEAD pages
+ * (a writer fills what it writes into), where a reader's first fault brings one
+ * (first-touch). At two ranks only: at more, another rank may hold pages first. */
+static void write_ahead(void) {
+  rc_test = "write-ahead";
+  const int me = rc_rank, P = rc_nprocs, owner = P - 1;
+  if (P != 2) {
+    rc_ok("write-ahead (counted at 2 ranks only)");
+    return;
+  }
+  enum { kPages = 12 };
+  const size_t per_page = RC_PAGE / sizeof(uint64_t), n = kPages * per_page;
+  if (me == owner) {
+    uint64_t *blk = mw_malloc_lines(n * sizeof(uint64_t), RC_PAGE); /* page-aligned, fresh */
+    for (size_t i = 0; i < n; i++) blk[i] = 9000 + i;
+    heap_block[2] = blk;
+  }
+  mw_barrier(&bar);
+  uint64_t *blk = heap_block[2];
+  if (me != owner) {
+    const char *model = getenv("MW_MODEL");
+    const uint64_t ra = (uint64_t)rc_read_ahead();
+    const uint64_t want = model && !strcmp(model, "pc") ? kPages : (kPages + ra - 1) / ra;
+    const uint64_t f0 = rc_faults();
+    for (size_t k = 0; k < kPages; k++) wr(&blk[k * per_page + 1], 1);
+    RC_CHECK(rc_faults() - f0 == want, "writing one word in each of %d pages rank %d allocated: %llu faults, "
+             "expected %llu (MW_READ_AHEAD %llu)", kPages, owner, (unsigned long long)(rc_faults() - f0),
+             (unsigned long long)want, (unsigned long long)ra);
+    for (size_t k = 0; k < kPages; k++)
+      RC_CHECK(rd(&blk[k * per_page]) == 9000 + k * per_page && rd(&blk[k * per_page + 1]) == 1,
+               "page %zu after this rank's write: 0x%llx 0x%llx, expected 0x%llx and 1", k,
+               (unsigned long long)rd(&blk[k * per_page]), (unsigned long long)rd(&blk[k * per_page + 1]),
+               (unsigned long long)(9000 + k * per_page));
+  }
+  mw_barrier(&bar);
+  if (me == owner)
+    for (size_t k = 0; k < kPages; k++)
+      RC_CHECK(rd(&blk[k * per_page + 1]) == 1 && rd(&blk[k * per_page + 2]) == 9000 + k * per_page + 2,
+               "page %zu at its home after the barrier: 0x%llx 0x%llx, rank %d wrote 1", k,
+               (unsigned long long)rd(&blk[k * per_page + 1]), (unsigned long long)rd(&blk[k * per_page + 2]),
+               1 - owner);
+  mw_barrier(&bar);
+  rc_ok("write-ahead");
+}
+
 int main(int argc, char **argv) {
   rc_start("rc-faults", &argc, &argv);
   const char *only = NULL;
@@ -525,6 +567,7 @@ int main(int argc, char **argv) {
   RUN("heap", heap());
   RUN("heap-bind", heap_bind());
   RUN("heap-first-use", heap_first_use());
+  RUN("write-ahead", write_ahead());
   RUN("counter", count(counter, &counter_lock, iters, "counter", 0));
   RUN("counter-bound", count(bound_counter, &bound_lock, iters, "counter-bound", 1));
   mw_finalize();

@@ -22,6 +22,23 @@ static inline int rc_read_ahead(void) {
   const char *v = getenv("MW_READ_AHEAD");
   return v && *v ? atoi(v) : 64;
 }
+/* A fault that writes asks for rc_read_ahead() pages; one that reads asks for one page, and
+ * for twice as many as the last fault from that home while the reads walk on (the
+ * read-ahead window, rc/page_fault.cpp). The window after `last` (0: none yet). */
+static inline int rc_next_window(int last) {
+  const int ra = rc_read_ahead();
+  return last == 0 ? 1 : 2 * last < ra ? 2 * last : ra;
+}
+/* How many faults a rank takes reading `n` pages of one home, none held before, in address
+ * order, at two ranks (nobody else fetches them first); release consistency. */
+static inline unsigned long long rc_read_faults(unsigned long long n) {
+  unsigned long long faults = 0, done = 0;
+  for (int w = 0; done < n; faults++) {
+    w = rc_next_window(w);
+    done += (unsigned long long)w;
+  }
+  return faults;
+}
 
 static int rc_rank, rc_nprocs;
 static const char *rc_prog = "rc", *rc_test = "start";
