@@ -980,6 +980,8 @@ private:
   void markLongRange(IRBuilder<> &IRB, Value *Addr, uint64_t Size);
   void markShortRange(IRBuilder<> &IRB, Value *Addr, Value *Len, Align Alignment,
                       unsigned Words);
+  void markShortWholeBytes(IRBuilder<> &IRB, Value *Addr, Value *Len,
+                           unsigned Words);
   void orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits);
   void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
@@ -2292,7 +2294,12 @@ void FunctionInstrumenter::markRange(Instruction *InsertBefore,
     SplitBlockAndInsertIfThenElse(Short, &*IRB.GetInsertPoint(), &ThenTerm,
                                   &ElseTerm);
     IRB.SetInsertPoint(ThenTerm);
-    markShortRange(IRB, Addr, Len, Alignment, Words);
+    // Doubles and wider: the range is whole shadow bytes, stored, not ORed.
+    if (Alignment.value() >= BytesPerShadowByte &&
+        computeKnownBits(Len, DL).countMinTrailingZeros() >= 3)
+      markShortWholeBytes(IRB, Addr, Len, Words);
+    else
+      markShortRange(IRB, Addr, Len, Alignment, Words);
     IRB.SetInsertPoint(ElseTerm);
   }
   IRB.CreateCall(MI.getMarkRangeFn(), {Addr, Len})
@@ -2428,6 +2435,55 @@ void FunctionInstrumenter::markShortRange(IRBuilder<> &IRB, Value *Addr,
     orShadow(IRB, J ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow, 8 * J) : Shadow,
              Bits);
   }
+}
+
+/// Marks Len bytes at Addr inline, Addr 8-aligned and Len a multiple of 8 with
+/// 0 < Len <= 64 * Words: the N = Len / 8 shadow bytes from Addr's are all ones,
+/// stored as pairs of overlapping stores, one from the front and one from the
+/// back (1, 2 or 4 bytes wide for N < 8; 8 bytes wide, pair J made when
+/// N > 16 J, for N >= 8). Stores rather than ORs: no load, so a mark does not
+/// wait for the last one to the same shadow word (FFT's butterflies mark two
+/// adjacent ranges of 16 bytes at its first stages). Every byte stored is in
+/// [0, N).
+void FunctionInstrumenter::markShortWholeBytes(IRBuilder<> &IRB, Value *Addr,
+                                               Value *Len, unsigned Words) {
+  Value *Shadow = shadowAddress(IRB, Addr);
+  Value *N = IRB.CreateLShr(Len, ConstantInt::get(IntptrTy, 3), "midway.shadow.bytes");
+  Instruction *Join = &*IRB.GetInsertPoint();
+  // Stores all ones `Bytes` wide at Shadow + From and at Shadow + N - Back.
+  auto Pair = [&](unsigned Bytes, uint64_t From, uint64_t Back) {
+    Value *Ones = Constant::getAllOnesValue(IRB.getIntNTy(8 * Bytes));
+    storeShadow(IRB, From ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow, From) : Shadow,
+                Ones, Align(1));
+    Value *End = IRB.CreateGEP(IRB.getInt8Ty(), Shadow, N);
+    storeShadow(IRB, IRB.CreateConstGEP1_64(IRB.getInt8Ty(), End, -int64_t(Back)), Ones,
+                Align(1));
+  };
+  // N < 8: a pair 4 or 2 bytes wide, or one byte.
+  Instruction *Small, *Large;
+  SplitBlockAndInsertIfThenElse(IRB.CreateICmpULT(N, ConstantInt::get(IntptrTy, 8)),
+                                Join, &Small, &Large);
+  IRB.SetInsertPoint(Small);
+  for (unsigned Bytes : {4u, 2u}) {
+    Instruction *Then, *Else;
+    SplitBlockAndInsertIfThenElse(
+        IRB.CreateICmpUGE(N, ConstantInt::get(IntptrTy, Bytes)), &*IRB.GetInsertPoint(),
+        &Then, &Else);
+    IRB.SetInsertPoint(Then);
+    Pair(Bytes, 0, Bytes);
+    IRB.SetInsertPoint(Else);
+  }
+  storeShadow(IRB, Shadow, IRB.getInt8(0xFF), Align(1));
+  // N >= 8: pairs of 8 bytes.
+  IRB.SetInsertPoint(Large);
+  for (unsigned J = 0; 16 * J < 8 * Words; ++J) {
+    if (J)
+      IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
+          IRB.CreateICmpUGT(N, ConstantInt::get(IntptrTy, 16 * J)), &*IRB.GetInsertPoint(),
+          /*Unreachable=*/false));
+    Pair(8, 8 * J, 8 * (J + 1));
+  }
+  IRB.SetInsertPoint(Join);
 }
 
 /// ORs Bits into the shadow at Shadow, as wide as Bits: a plain read-modify-write

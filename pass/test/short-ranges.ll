@@ -2,8 +2,9 @@
 ; -midway-inline-range-bytes (default 256) of its first shadow byte it is marked
 ; inline, one word-wide OR of the shadow per 64 bytes, each made only if the range
 ; reaches into its word (so no OR reaches more than 7 shadow bytes past the last
-; one marked, midway.h); longer ranges, and a length of 0, call the runtime. Other
-; run-time lengths (a memset, a library call) always call the runtime.
+; one marked, midway.h), or, when it is whole shadow bytes (8-aligned, a multiple of
+; 8 long), by stores of all ones; longer ranges, and a length of 0, call the runtime.
+; Other run-time lengths (a memset, a library call) always call the runtime.
 ; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
 ; RUN: %opt -passes=midway-instrument -midway-inline-range-bytes=64 -S %s \
 ; RUN:   | FileCheck %s --check-prefix=ONEWORD
@@ -16,7 +17,9 @@ target triple = "x86_64-unknown-linux-gnu"
 @D = global [512 x double] zeroinitializer, section "mw_shared", align 16
 
 ; daxpy: for (i = 0; i < n; i++) a[i] += alpha * b[i];  doubles, 8-aligned, so the
-; range starts on a shadow byte: no shift, and the first word's bits are [0, 8n).
+; range is N = 8n / 8 whole shadow bytes: stored, not ORed, as pairs of overlapping
+; stores from the front and the back (4, 2 or 1 bytes wide below 8 shadow bytes; 8 wide,
+; the second pair only past 16, up to the 32 of 256 bytes).
 ; CHECK-LABEL: define void @daxpy(
 ; CHECK:       exit:
 ; CHECK-NEXT:    [[LEN:%.*]] = shl i64 %n, 3
@@ -33,36 +36,49 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[A3:%.*]] = lshr i64 [[A]], 3
 ; CHECK-NEXT:    [[S:%.*]] = add i64 [[A3]], 17592186044416
 ; CHECK-NEXT:    [[SHADOW:%.*]] = inttoptr i64 [[S]] to ptr
-; CHECK-NEXT:    [[SH0:%.*]] = call i64 @llvm.usub.sat.i64(i64 64, i64 [[LEN]])
-; CHECK-NEXT:    [[BITS0:%.*]] = lshr i64 -1, [[SH0]]
-; CHECK-NEXT:    [[OLD0:%.*]] = load i64, ptr [[SHADOW]], align 1, !nosanitize
-; CHECK-NEXT:    [[NEW0:%.*]] = or i64 [[OLD0]], [[BITS0]]
-; CHECK-NEXT:    store i64 [[NEW0]], ptr [[SHADOW]], align 1, !nosanitize
-; CHECK-NEXT:    [[MORE1:%.*]] = icmp ugt i64 [[LEN]], 64
-; CHECK-NEXT:    br i1 [[MORE1]], label %[[W1:.*]], label
-; CHECK:       [[W1]]:
-; CHECK-NEXT:    [[SH1:%.*]] = call i64 @llvm.usub.sat.i64(i64 128, i64 [[LEN]])
-; CHECK-NEXT:    [[BITS1:%.*]] = lshr i64 -1, [[SH1]]
-; CHECK-NEXT:    [[P1:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 8
-; CHECK-NEXT:    [[OLD1:%.*]] = load i64, ptr [[P1]], align 1, !nosanitize
-; CHECK-NEXT:    [[NEW1:%.*]] = or i64 [[OLD1]], [[BITS1]]
-; CHECK-NEXT:    store i64 [[NEW1]], ptr [[P1]], align 1, !nosanitize
-; CHECK-NEXT:    [[MORE2:%.*]] = icmp ugt i64 [[LEN]], 128
-; CHECK-NEXT:    br i1 [[MORE2]], label %[[W2:.*]], label
-; CHECK:       [[W2]]:
-; CHECK:         getelementptr i8, ptr [[SHADOW]], i64 16
-; CHECK:         icmp ugt i64 [[LEN]], 192
-; CHECK:         call i64 @llvm.usub.sat.i64(i64 256, i64 [[LEN]])
-; CHECK-NEXT:    [[BITS3:%.*]] = lshr i64 -1,
-; CHECK-NEXT:    [[P3:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 24
-; CHECK-NEXT:    load i64, ptr [[P3]]
-; CHECK-NOT:     getelementptr i8, ptr [[SHADOW]], i64 32
+; CHECK-NEXT:    %midway.shadow.bytes = lshr i64 [[LEN]], 3
+; CHECK-NEXT:    [[LT8:%.*]] = icmp ult i64 %midway.shadow.bytes, 8
+; CHECK-NEXT:    br i1 [[LT8]], label %[[SMALL:.*]], label %[[LARGE:.*]]
+; CHECK:       [[SMALL]]:
+; CHECK-NEXT:    [[GE4:%.*]] = icmp uge i64 %midway.shadow.bytes, 4
+; CHECK-NEXT:    br i1 [[GE4]], label %[[FOUR:.*]], label %[[BELOW4:.*]]
+; CHECK:       [[FOUR]]:
+; CHECK-NEXT:    store i32 -1, ptr [[SHADOW]], align 1, !nosanitize
+; CHECK-NEXT:    [[E4:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 %midway.shadow.bytes
+; CHECK-NEXT:    [[B4:%.*]] = getelementptr i8, ptr [[E4]], i64 -4
+; CHECK-NEXT:    store i32 -1, ptr [[B4]], align 1, !nosanitize
+; CHECK:       [[BELOW4]]:
+; CHECK-NEXT:    [[GE2:%.*]] = icmp uge i64 %midway.shadow.bytes, 2
+; CHECK-NEXT:    br i1 [[GE2]], label %[[TWO:.*]], label %[[ONE:.*]]
+; CHECK:       [[TWO]]:
+; CHECK-NEXT:    store i16 -1, ptr [[SHADOW]], align 1, !nosanitize
+; CHECK-NEXT:    [[E2:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 %midway.shadow.bytes
+; CHECK-NEXT:    [[B2:%.*]] = getelementptr i8, ptr [[E2]], i64 -2
+; CHECK-NEXT:    store i16 -1, ptr [[B2]], align 1, !nosanitize
+; CHECK:       [[ONE]]:
+; CHECK-NEXT:    store i8 -1, ptr [[SHADOW]], align 1, !nosanitize
+; CHECK:       [[LARGE]]:
+; CHECK-NEXT:    store i64 -1, ptr [[SHADOW]], align 1, !nosanitize
+; CHECK-NEXT:    [[E8:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 %midway.shadow.bytes
+; CHECK-NEXT:    [[B8:%.*]] = getelementptr i8, ptr [[E8]], i64 -8
+; CHECK-NEXT:    store i64 -1, ptr [[B8]], align 1, !nosanitize
+; CHECK-NEXT:    [[GT16:%.*]] = icmp ugt i64 %midway.shadow.bytes, 16
+; CHECK-NEXT:    br i1 [[GT16]], label %[[PAIR1:.*]], label
+; CHECK:       [[PAIR1]]:
+; CHECK-NEXT:    [[F1:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 8
+; CHECK-NEXT:    store i64 -1, ptr [[F1]], align 1, !nosanitize
+; CHECK-NEXT:    [[E16:%.*]] = getelementptr i8, ptr [[SHADOW]], i64 %midway.shadow.bytes
+; CHECK-NEXT:    [[B16:%.*]] = getelementptr i8, ptr [[E16]], i64 -16
+; CHECK-NEXT:    store i64 -1, ptr [[B16]], align 1, !nosanitize
+; CHECK-NOT:     icmp ugt i64 %midway.shadow.bytes, 32
+; CHECK-NOT:     load i64
 ; CHECK:       [[LONG]]:
 ; CHECK-NEXT:    call void @__mw_mark_range(ptr %a, i64 [[LEN]]), !nosanitize
 ; ONEWORD-LABEL: define void @daxpy(
 ; ONEWORD:         %midway.short = icmp ult i64 {{%.*}}, 64
-; ONEWORD:         call i64 @llvm.usub.sat.i64(i64 64,
-; ONEWORD-NOT:     getelementptr i8
+; ONEWORD:         store i64 -1,
+; ONEWORD:         store i64 -1,
+; ONEWORD-NOT:     icmp ugt i64 %midway.shadow.bytes, 16
 ; ONEWORD:         call void @__mw_mark_range(ptr %a,
 ; CALL-LABEL: define void @daxpy(
 ; CALL-NOT:        midway.short

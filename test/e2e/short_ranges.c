@@ -1,8 +1,9 @@
 // Loops of run-time length mark exactly the bytes they wrote, at every start within a
-// shadow byte and every length: short ones inline (a word-wide OR per 64 bytes), long
-// ones through the runtime, with the boundary between the two (256 bytes from the
-// first shadow byte) crossed. Marks already set around the range stay set: the OR
-// rewrites its neighbours unchanged. The same with the inline path switched off.
+// shadow byte and every length: short ones inline (a word-wide OR per 64 bytes, or, for
+// 8-byte elements, overlapping stores of whole shadow bytes), long ones through the
+// runtime, with the boundary between the two (256 bytes from the first shadow byte)
+// crossed. Marks already set around the range stay set: the OR rewrites its neighbours
+// unchanged, the stores do not reach them. The same with the inline path switched off.
 // RUN: %mwcc -O2 %s -o %t.O2 && %t.O2
 // RUN: %mwcc -O0 %s -o %t.O0 && %t.O0
 // RUN: %mwcc -O2 -mllvm -midway-inline-range-bytes=64 %s -o %t.64 && %t.64
@@ -98,6 +99,19 @@ int main(int argc, char **argv) {
     printf("FAIL data: %f\n", doubles[BEFORE / sizeof(double) + 3]);
     return 1;
   }
+  /* Rows of doubles at every shadow byte of a shadow word, 0 to 40 long (the short path's
+   * 1, 2-3, 4-7, 8-16 and 17-32 shadow bytes, and the runtime's beyond), among marks. */
+  ok = 1;
+  for (int start = 0; start < 64 && ok; start += 8)
+    for (int n = 0; n <= 40 && ok; n++) {
+      mw_dirty_clear(doubles, SPAN);
+      for (size_t i = 0; i < SPAN; i++)
+        if (keep[i]) mw_written((unsigned char *)doubles + i, 1);
+      daxpy(doubles + start / (int)sizeof(double), src, opaque(n), 2.0);
+      ok = span_is((unsigned char *)doubles, (size_t)start, (size_t)start + n * sizeof(double), keep,
+                   "daxpy among marks", (size_t)start, n * sizeof(double));
+    }
+  if (ok) printf("ok   daxpy rows at 8 starts among marked neighbours\n");
   mw_finalize();
   return check_report();
 }
