@@ -124,7 +124,8 @@ static cl::opt<bool> ClLoopRanges(
 static cl::opt<unsigned> ClInlineRangeBytes(
     "midway-inline-range-bytes",
     cl::desc("Mark a loop's range of run-time length inline, with a word-wide "
-             "OR per 64 bytes, when it ends within this many bytes of the "
+             "OR per 64 bytes (stores of all ones for whole shadow bytes), "
+             "when it ends within this many bytes of the "
              "start of its first shadow byte (rounded down to a multiple of 64, "
              "at most 512); longer ranges call the runtime. 0: always call the "
              "runtime"),
