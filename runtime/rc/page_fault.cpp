@@ -65,19 +65,7 @@ void land_ahead(const Header &h, Bytes payload) {
         protocol::page_object(page));
   if (data.size() != static_cast<size_t>(__builtin_popcountll(with)) * g_page)
     protocol::malformed(h, "not the pages' worth of data", protocol::page_object(page));
-  // The pages are readied a run at a time: one at a time, their first use was most of
-  // a read-ahead's cost here.
-  uintptr_t run = 0, run_end = 0;
-  for (uint64_t left = came; left != 0; left &= left - 1) {
-    const uintptr_t q = page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page;
-    if (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry) continue;
-    if (q != run_end || is_static(q) != is_static(run)) {
-      if (run_end > run) ready(run, run_end);
-      run = q;
-    }
-    run_end = q + g_page;
-  }
-  if (run_end > run) ready(run, run_end);
+  // The pages are ready (fetch readied them while the request travelled).
   const std::byte *bytes = data.data();
   for (uint64_t left = came; left != 0; left &= left - 1) {
     const int i = __builtin_ctzll(left);
@@ -105,7 +93,13 @@ void land_ahead(const Header &h, Bytes payload) {
 void end_ahead() {
   for (uint64_t left = g_fetch_ahead; left != 0; left &= left - 1) {
     const uintptr_t q = g_fetch_page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page;
-    g_state[index_of(q)].fetch_and(static_cast<uint8_t>(~kFetching), std::memory_order_release);
+    const uint8_t s = g_state[index_of(q)].fetch_and(static_cast<uint8_t>(~kFetching), std::memory_order_release);
+    // Readied for nothing (fetch): inaccessible again, unless a grant's data made it
+    // entry consistent meanwhile.
+    if (!(s & kEntry)) {
+      if (is_static(q)) make_none(q);
+      else window::uncommit_page(q);
+    }
   }
   g_fetch_ahead = 0;
 }
@@ -282,6 +276,21 @@ bool fetch(uintptr_t page, int home, bool write) {
         PageRequest req{page, (pristine ? 1u : 0u) | ahead_pristine, ahead, -1, 0};
         protocol::send_body(home, MsgType::kPageRequest, req);
         ready(page);
+        // And the pages asked for ahead, a run at a time (one at a time, their first use
+        // was most of a read-ahead's cost); those that do not come are taken back
+        // (end_ahead). Nothing touches them meanwhile: this thread waits for the
+        // answer, and handlers keep their updates aside while they are kFetching.
+        for (uint64_t left = ahead & ~uint64_t{1}; left != 0;) {
+          const int i = __builtin_ctzll(left);
+          int j = i;
+          while (j < 63 && (left >> (j + 1) & 1)) ++j;
+          const uintptr_t begin = page + static_cast<uintptr_t>(i) * g_page;
+          uintptr_t end = page + static_cast<uintptr_t>(j + 1) * g_page;
+          // A run does not cross from static data into the heap (ready's two ways).
+          if (is_static(begin) && !is_static(end - g_page)) end = window::layout().static_end;
+          ready(begin, end);
+          left &= ~((end - page) / g_page >= 64 ? ~uint64_t{0} : (uint64_t{1} << ((end - page) / g_page)) - 1);
+        }
         std::lock_guard<std::mutex> g(g_mu);
         clear_marks(page);
         info(page);  // its entry is made here too, not in the handler
