@@ -353,9 +353,9 @@ JobResult fetch_answered_by_rank1(void (*answer)(int, uint64_t), void (*left)(in
       }
       volatile char *page = reinterpret_cast<char *>(hi);
       volatile char *first = g_next_first ? page + window::page_size() : page;
-      (void)*first;  // a copyset fault: the answer's handler stops this rank
+      *first = 0;  // a copyset fault (a write, so it asks for pages ahead too): the answer's handler stops this rank
       if (g_leave) copysets::leave(const_cast<char *>(first), window::page_size());
-      if (g_again) (void)*page;
+      if (g_again) *page = 0;  // a write: it asks for the page after too
     } else {
       transport::progress_until([] { return g_answered.load() == 1 + g_leave + g_again; });
     }
@@ -463,7 +463,7 @@ JobResult fetch_answered_by_rank2(void (*answer)(int, uint64_t)) {
     c.start();
     if (c.rank() == 0) {
       const uintptr_t hi = first_page_of_rank1();
-      (void)*reinterpret_cast<volatile char *>(hi);  // the answer's handler stops this rank
+      *reinterpret_cast<volatile char *>(hi) = 0;  // a write (pages ahead asked for too): the answer's handler stops this rank
     } else {
       transport::progress_until([] { return g_answered.load() == 1; });
     }
