@@ -188,14 +188,6 @@ void give(uintptr_t page, int r) {
 // goes only if this rank holds it alone and nothing is under way for it: its join then
 // needs nobody's acknowledgement, and no other rank can have an update of it on the way
 // to the requester. The others are left out silently; they fault as usual when touched.
-//
-// A home by first use reads ahead less: a copy draws the home's writes at every release,
-// and the pages after one another rank touches there are usually the home's own (OCEAN at
-// two ranks: rank 0's reads of the edge of rank 1's part brought it the whole part with
-// 64 pages, 178 MB of messages in all, against 65 MB with 8 and 50 with none; FFT and
-// RADIX, whose ranks read each other's halves, faulted half as often with 8 as with none).
-constexpr int kAheadOfFirstUse = 8;
-
 void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
   AheadData head{{page, 0, kAhead, 0}, 0, 0};
   std::vector<uintptr_t> pages, givable;
@@ -210,7 +202,6 @@ void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
     // not allocate the page got it from within a block.)
     uintptr_t base, caller;
     size_t size;
-    if (!is_static(q) && heap::owner_of(q) != g_me && i >= kAheadOfFirstUse) break;
     if (!is_static(q) && heap::owner_of(q) == g_me && !heap::block_of(q, &base, &size, &caller)) continue;
     if (g_state[index_of(q)].load(std::memory_order_relaxed) == 0) set_state(q, s);
     Info &in = info(q);
