@@ -194,7 +194,8 @@ void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
   for (ahead &= ~uint64_t{1}; ahead != 0; ahead &= ahead - 1) {
     const int i = __builtin_ctzll(ahead);
     const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
-    if (q >= window::kEnd || home_of(q) != g_me) break;
+    if (q >= window::kEnd) break;
+    if (home_of(q) != g_me) continue;  // the requester's view of a heap page's home is old
     const uint8_t s = state(q);
     if (!(s & kPresent) || (s & (kEntry | kPartlyBound | kFrozen))) continue;
     // Heap not yet handed out is committed too; a copy of it would draw updates for data

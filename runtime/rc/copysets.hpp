@@ -9,7 +9,7 @@
 // every member keeps a view of the copyset, which says where its pending updates go
 // (pending_updates.hpp). A rank outside a page's copyset keeps the page inaccessible
 // (PROT_NONE): its first touch faults (SIGSEGV), and the fault handler fetches the page
-// from the home, together with the pages after it that the home holds alone (read-ahead:
+// from the home, together with pages after it that the home holds alone (read-ahead:
 // up to 64 pages for a write, a window that starts at one page and doubles while reads
 // walk forward for a read; joined with no acknowledgements: page_fault.cpp, fetch). For
 // each page, the home adds the rank to the copyset and tells the other members,

@@ -247,17 +247,25 @@ bool fetch(uintptr_t page, int home, bool write) {
     const bool walking = page >= w.next && page <= w.next + static_cast<uintptr_t>(w.pages) * g_page;
     const int window = write ? g_read_ahead : walking ? std::min(2 * w.pages, g_read_ahead) : 1;
     int asked = 1;
+    int span = 1;
     if (shortest_flush_us() == 0)
-      for (int i = 1; i < window; ++i, ++asked) {
+      for (int i = 1; i < 64 && asked < window; ++i) {
         const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
-        if (q >= window::kEnd || home_of(q) != home) break;
+        if (q >= window::kEnd) break;
+        // Heap pages of other homes, or that this rank holds, are passed over: where homes
+        // by first use interleave (RADIX's keys at two ranks), stopping there cut most
+        // windows short. Static data stops there (its homes are by object).
         const uint8_t sq = g_state[index_of(q)].load(std::memory_order_relaxed);
-        if (sq & ~kHadCopy) break;
+        const bool pass = home_of(q) != home || (sq & ~kHadCopy);
+        if (pass && is_static(q)) break;
+        span = i + 1;
+        if (pass) continue;
         ahead |= bit(i);
         if (!(sq & kHadCopy)) ahead_pristine |= bit(i);
         set_state(q, sq | kFetching);
+        ++asked;
       }
-    w = Window{page + static_cast<uintptr_t>(asked) * g_page, asked};
+    w = Window{page + static_cast<uintptr_t>(span) * g_page, asked};
     g_fetch_ahead = ahead & ~uint64_t{1};
     g_fetch_ahead_pristine = ahead_pristine;
     g_fetch_result.store(0, std::memory_order_relaxed);
