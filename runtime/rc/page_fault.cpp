@@ -49,6 +49,13 @@ std::atomic<uint32_t> g_retried_thaws{0};
 
 namespace {
 
+// Whether fetch readies the pages it asks for ahead while the request travels. At two
+// ranks the home holds each of them alone (this rank is the only other) and sends them
+// all; with more ranks it leaves out those another rank holds, and readying them for
+// nothing, then taking them back, cost more than it saved (RADIX at four ranks: 298 ->
+// 397 ms; docs/PERFORMANCE.md, "Read-ahead faults at two ranks, continued").
+bool ready_ahead_early() { return g_np == 2; }
+
 // The pages asked for ahead that came (serve_ahead, in copysets.cpp): each lands as a
 // fetched page does, its copyset the home and this rank. Under g_mu.
 void land_ahead(const Header &h, Bytes payload) {
@@ -65,7 +72,22 @@ void land_ahead(const Header &h, Bytes payload) {
         protocol::page_object(page));
   if (data.size() != static_cast<size_t>(__builtin_popcountll(with)) * g_page)
     protocol::malformed(h, "not the pages' worth of data", protocol::page_object(page));
-  // The pages are ready (fetch readied them while the request travelled).
+  // At two ranks fetch readied the pages while the request travelled; with more they are
+  // readied here, a run at a time (one at a time, their first use was most of a
+  // read-ahead's cost here).
+  if (!ready_ahead_early()) {
+    uintptr_t run = 0, run_end = 0;
+    for (uint64_t left = came; left != 0; left &= left - 1) {
+      const uintptr_t q = page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page;
+      if (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry) continue;
+      if (q != run_end || is_static(q) != is_static(run)) {
+        if (run_end > run) ready(run, run_end);
+        run = q;
+      }
+      run_end = q + g_page;
+    }
+    if (run_end > run) ready(run, run_end);
+  }
   const std::byte *bytes = data.data();
   for (uint64_t left = came; left != 0; left &= left - 1) {
     const int i = __builtin_ctzll(left);
@@ -96,7 +118,7 @@ void end_ahead() {
     const uint8_t s = g_state[index_of(q)].fetch_and(static_cast<uint8_t>(~kFetching), std::memory_order_release);
     // Readied for nothing (fetch): inaccessible again, unless a grant's data made it
     // entry consistent meanwhile.
-    if (!(s & kEntry)) {
+    if (ready_ahead_early() && !(s & kEntry)) {
       if (is_static(q)) make_none(q);
       else window::uncommit_page(q);
     }
@@ -252,12 +274,13 @@ bool fetch(uintptr_t page, int home, bool write) {
       for (int i = 1; i < 64 && asked < window; ++i) {
         const uintptr_t q = page + static_cast<uintptr_t>(i) * g_page;
         if (q >= window::kEnd) break;
-        // Heap pages of other homes, or that this rank holds, are passed over: where homes
-        // by first use interleave (RADIX's keys at two ranks), stopping there cut most
-        // windows short. Static data stops there (its homes are by object).
+        // At two ranks, heap pages this rank holds (its own, or copies) are passed over:
+        // homes by first use interleave there (RADIX's keys), and stopping at them cut
+        // most windows short. Static data stops there (its homes are by object), and so
+        // does a job of more ranks (RADIX at four ranks took three times as long).
         const uint8_t sq = g_state[index_of(q)].load(std::memory_order_relaxed);
         const bool pass = home_of(q) != home || (sq & ~kHadCopy);
-        if (pass && is_static(q)) break;
+        if (pass && (is_static(q) || g_np != 2)) break;
         span = i + 1;
         if (pass) continue;
         ahead |= bit(i);
@@ -284,11 +307,11 @@ bool fetch(uintptr_t page, int home, bool write) {
         PageRequest req{page, (pristine ? 1u : 0u) | ahead_pristine, ahead, -1, 0};
         protocol::send_body(home, MsgType::kPageRequest, req);
         ready(page);
-        // And the pages asked for ahead, a run at a time (one at a time, their first use
-        // was most of a read-ahead's cost); those that do not come are taken back
-        // (end_ahead). Nothing touches them meanwhile: this thread waits for the
-        // answer, and handlers keep their updates aside while they are kFetching.
-        for (uint64_t left = ahead & ~uint64_t{1}; left != 0;) {
+        // And, at two ranks, the pages asked for ahead, a run at a time; those that do not
+        // come are taken back (end_ahead). Nothing touches them meanwhile: this thread
+        // waits for the answer, and handlers keep their updates aside while they are
+        // kFetching.
+        for (uint64_t left = ready_ahead_early() ? ahead & ~uint64_t{1} : 0; left != 0;) {
           const int i = __builtin_ctzll(left);
           int j = i;
           while (j < 63 && (left >> (j + 1) & 1)) ++j;
