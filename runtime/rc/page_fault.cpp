@@ -56,6 +56,23 @@ namespace {
 // 397 ms; docs/PERFORMANCE.md, "Read-ahead faults at two ranks, continued").
 bool ready_ahead_early() { return g_np == 2; }
 
+// Readies the pages `page + i` pages for each bit i of `mask`, a run at a time (one at a
+// time, their first use was most of a read-ahead's cost), leaving out those a grant's
+// data made entry consistent. A run stops where static data ends (ready's two ways).
+void ready_pages(uintptr_t page, uint64_t mask) {
+  uintptr_t run = 0, run_end = 0;
+  for (uint64_t left = mask; left != 0; left &= left - 1) {
+    const uintptr_t q = page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page;
+    if (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry) continue;
+    if (q != run_end || is_static(q) != is_static(run)) {
+      if (run_end > run) ready(run, run_end);
+      run = q;
+    }
+    run_end = q + g_page;
+  }
+  if (run_end > run) ready(run, run_end);
+}
+
 // The pages asked for ahead that came (serve_ahead, in copysets.cpp): each lands as a
 // fetched page does, its copyset the home and this rank. Under g_mu.
 void land_ahead(const Header &h, Bytes payload) {
@@ -72,22 +89,8 @@ void land_ahead(const Header &h, Bytes payload) {
         protocol::page_object(page));
   if (data.size() != static_cast<size_t>(__builtin_popcountll(with)) * g_page)
     protocol::malformed(h, "not the pages' worth of data", protocol::page_object(page));
-  // At two ranks fetch readied the pages while the request travelled; with more they are
-  // readied here, a run at a time (one at a time, their first use was most of a
-  // read-ahead's cost here).
-  if (!ready_ahead_early()) {
-    uintptr_t run = 0, run_end = 0;
-    for (uint64_t left = came; left != 0; left &= left - 1) {
-      const uintptr_t q = page + static_cast<uintptr_t>(__builtin_ctzll(left)) * g_page;
-      if (g_state[index_of(q)].load(std::memory_order_relaxed) & kEntry) continue;
-      if (q != run_end || is_static(q) != is_static(run)) {
-        if (run_end > run) ready(run, run_end);
-        run = q;
-      }
-      run_end = q + g_page;
-    }
-    if (run_end > run) ready(run, run_end);
-  }
+  // At two ranks fetch readied the pages while the request travelled.
+  if (!ready_ahead_early()) ready_pages(page, came);
   const std::byte *bytes = data.data();
   for (uint64_t left = came; left != 0; left &= left - 1) {
     const int i = __builtin_ctzll(left);
@@ -258,8 +261,8 @@ bool fetch(uintptr_t page, int home, bool write) {
     pristine = !(s & kHadCopy);
     g_fetch_page = page;
     g_fetch_pristine = pristine;
-    // Read-ahead: the pages that follow, as long as they have the same home and this
-    // rank has no business with them (never here, or left), are asked for too; the home
+    // Read-ahead: pages that follow with the same home, which this rank has no business
+    // with (never here, or left), are asked for too, up to the window; the home
     // sends those it holds alone in one message (serve_ahead). A program that works
     // through an array it did not write itself (a worker's band of what rank 0 read in,
     // a transpose's columns) then waits for one round trip per g_read_ahead pages instead
@@ -307,21 +310,10 @@ bool fetch(uintptr_t page, int home, bool write) {
         PageRequest req{page, (pristine ? 1u : 0u) | ahead_pristine, ahead, -1, 0};
         protocol::send_body(home, MsgType::kPageRequest, req);
         ready(page);
-        // And, at two ranks, the pages asked for ahead, a run at a time; those that do not
-        // come are taken back (end_ahead). Nothing touches them meanwhile: this thread
-        // waits for the answer, and handlers keep their updates aside while they are
-        // kFetching.
-        for (uint64_t left = ready_ahead_early() ? ahead & ~uint64_t{1} : 0; left != 0;) {
-          const int i = __builtin_ctzll(left);
-          int j = i;
-          while (j < 63 && (left >> (j + 1) & 1)) ++j;
-          const uintptr_t begin = page + static_cast<uintptr_t>(i) * g_page;
-          uintptr_t end = page + static_cast<uintptr_t>(j + 1) * g_page;
-          // A run does not cross from static data into the heap (ready's two ways).
-          if (is_static(begin) && !is_static(end - g_page)) end = window::layout().static_end;
-          ready(begin, end);
-          left &= ~((end - page) / g_page >= 64 ? ~uint64_t{0} : (uint64_t{1} << ((end - page) / g_page)) - 1);
-        }
+        // And, at two ranks, the pages asked for ahead; those that do not come are taken
+        // back (end_ahead). Nothing touches them meanwhile: this thread waits for the
+        // answer, and handlers keep their updates aside while they are kFetching.
+        if (ready_ahead_early()) ready_pages(page, ahead & ~uint64_t{1});
         std::lock_guard<std::mutex> g(g_mu);
         clear_marks(page);
         info(page);  // its entry is made here too, not in the handler
@@ -349,12 +341,8 @@ void say(const char *fmt, ...) {
   (void)ignored;
 }
 
-// A fault on a page of the window this rank is not a member of is a copyset fault: fetch
-// the page and retry the access. Any other fault is the crash it is: say where, and let
-// the previous disposition (by default, death by SIGSEGV) have it.
 // Whether the faulting access was a write: the page-fault error code's bit 1 on x86-64.
-// Elsewhere (not decoded) every fault counts as a write, as all faults did before the
-// read-ahead window.
+// Elsewhere (not decoded) every fault counts as a write, and asks for the whole window.
 bool is_write(void *ctx) {
 #if defined(__x86_64__)
   return (static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_ERR] & 2) != 0;
@@ -363,6 +351,10 @@ bool is_write(void *ctx) {
   return true;
 #endif
 }
+
+// A fault on a page of the window this rank is not a member of is a copyset fault: fetch
+// the page and retry the access. Any other fault is the crash it is: say where, and let
+// the previous disposition (by default, death by SIGSEGV) have it.
 
 void on_segv(int sig, siginfo_t *si, void *ctx) {
   if (si->si_code <= 0) {  // sent by kill or raise, not a fault: nothing to serve or to say
