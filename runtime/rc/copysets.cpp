@@ -247,6 +247,15 @@ void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
   transport::send(r, MsgType::kPageData, std::span<const iovec>(&hv, 1), data);
 }
 
+// The requests that waited for a join or an offer of the page to end, one join at a time.
+void serve_waiting(uintptr_t page, Info &in) {
+  while (in.joining < 0 && !in.waiting.empty()) {
+    auto [next, pristine] = in.waiting.front();
+    in.waiting.erase(in.waiting.begin());
+    begin_join(page, in, next, pristine);
+  }
+}
+
 void on_page_request(const Header &h, Bytes payload) {
   PageRequest req = protocol::read_body<PageRequest>(h, payload);
   uintptr_t page = checked_page(h, req.page);
@@ -271,7 +280,7 @@ void on_page_request(const Header &h, Bytes payload) {
   // Spelled out, so that state() stops asking the window (a lock and a lookup) for it.
   if (g_state[index_of(page)].load(std::memory_order_relaxed) == 0) set_state(page, s);
   Info &in = info(page);
-  if (in.joining >= 0) {
+  if (in.joining >= 0 || in.offered) {
     in.waiting.emplace_back(from, (req.pristine & 1) != 0);
     return;
   }
@@ -299,11 +308,7 @@ void on_ack(const Header &h, Bytes payload) {
   int r = in.joining;
   in.joining = -1;
   serve(page, in, r, in.joining_pristine);
-  while (in.joining < 0 && !in.waiting.empty()) {
-    auto [next, pristine] = in.waiting.front();
-    in.waiting.erase(in.waiting.begin());
-    begin_join(page, in, next, pristine);
-  }
+  serve_waiting(page, in);
 }
 
 void on_leave(const Header &h, Bytes payload) {
@@ -322,6 +327,147 @@ void on_leave(const Header &h, Bytes payload) {
   // the members named answer the same way (on_left).
   LeftAck a{page, others};
   protocol::send_body(h.sender, MsgType::kCopysetLeftAck, a);
+}
+
+// ---- Homes that move to their writer ----
+//
+// A PARMACS program's master allocates and fills the data, then each worker writes its
+// part at every step. The master, still the home of pages it no longer uses, drew every
+// write to them at every flush (LU at two ranks: 11.9 MB of rank 1's 12 MB of updates,
+// though rank 0 reads only the blocks on each step's perimeter). So an allocator that is
+// still a page's home offers it to the one other member when, at kMoveAfter of its
+// flushes in a row, that member's updates of the page came and its own marks there were
+// none: the writer becomes the home, alone in the copyset, and the allocator drops its
+// copy (its next touch fetches the page from the new home, as any non-member's does). A
+// page moves once at most: only the allocator offers, and it goes on sending requests
+// to the home it gave the page to (forward), as for homes by first use.
+//
+// An offer, then an answer: the writer takes a page only if it still holds it (its
+// mw_discard may cross the offer). Until the answer the allocator keeps the page as it
+// is, applying what comes, and holds requests for it back, as during a join. Its
+// application thread waits for the answer in the flush that made the offer, so it
+// touches none of the pages meanwhile, and the writer's updates sent before it took a
+// page are ahead of the answer: they land on the allocator's copy before it is dropped.
+constexpr uint8_t kMoveAfter = 2;  // after one flush: RADIX 98 -> 120 ms (pages it writes by turns)
+
+std::vector<uintptr_t> &g_updated = *new std::vector<uintptr_t>;  // pages with updaters
+std::vector<std::vector<uintptr_t>> &g_offered = *new std::vector<std::vector<uintptr_t>>;  // by writer
+std::atomic<int> g_offers_out{0};  // offers not yet answered
+
+// An update of `page` from `sender` came to this rank, its home (under g_mu).
+void note_updater(uintptr_t page, Info &in, int sender) {
+  if (in.updaters == 0 && !is_static(page) && heap::owner_of(page) == g_me) g_updated.push_back(page);
+  in.updaters |= bit(sender);
+}
+
+// At a flush, before its marks are taken: counts the streak of each page updated since
+// the last flush and offers those whose streak is long enough (under g_mu).
+void offer_homes_locked() {
+  if (g_offered.empty()) g_offered.resize(static_cast<size_t>(g_np));
+  for (uintptr_t page : g_updated) {
+    auto it = g_info.find(page);
+    if (it == g_info.end()) continue;
+    Info &in = it->second;
+    const uint64_t who = in.updaters;
+    in.updaters = 0;
+    const bool sole = __builtin_popcountll(who) == 1 && in.members == (bit(g_me) | who) &&
+                      dirty::next(page, page + g_page, true) == page + g_page;
+    if (!sole) {
+      in.streak = 0;
+      continue;
+    }
+    const int w = __builtin_ctzll(who);
+    if (in.writer != w) in.streak = 0;
+    in.writer = static_cast<int8_t>(w);
+    if (++in.streak < kMoveAfter) continue;
+    const uint8_t s = state(page);
+    if ((s & (kPresent | kMember)) != (kPresent | kMember) || (s & (kEntry | kPartlyBound | kFrozen | kFetching)) ||
+        in.joining >= 0 || in.offered || !in.waiting.empty() || flush_us_of(in) != 0 || home_of(page) != g_me)
+      continue;
+    in.offered = true;
+    g_offered[static_cast<size_t>(w)].push_back(page);
+  }
+  g_updated.clear();
+  for (int w = 0; w < g_np; ++w) {
+    std::vector<uintptr_t> &pages = g_offered[static_cast<size_t>(w)];
+    if (pages.empty()) continue;
+    std::sort(pages.begin(), pages.end());
+    g_offers_out.fetch_add(1, std::memory_order_relaxed);
+    std::vector<uint64_t> body(pages.begin(), pages.end());
+    iovec b{body.data(), body.size() * sizeof(uint64_t)};
+    transport::send(w, MsgType::kHomeOffer, {}, std::span<const iovec>(&b, 1));
+  }
+}
+
+// At the writer: takes each page it still holds as the allocator gave it, and answers
+// with a bit a page (bit i of word i / 64: the offer's page i).
+void on_home_offer(const Header &h, Bytes payload) {
+  if (payload.empty() || payload.size() % sizeof(uint64_t) != 0)
+    protocol::malformed(h, "not a list of pages");
+  const size_t n = payload.size() / sizeof(uint64_t);
+  std::vector<uint64_t> taken((n + 63) / 64);
+  std::lock_guard<std::mutex> g(g_mu);
+  for (size_t i = 0; i < n; ++i) {
+    uint64_t p;
+    std::memcpy(&p, payload.data() + i * sizeof p, sizeof p);
+    const uintptr_t page = checked_page(h, p);
+    if (is_static(page) || heap::owner_of(page) != h.sender)
+      protocol::malformed(h, "a page the sender did not allocate", protocol::page_object(page));
+    const uint8_t s = state(page);
+    if ((s & (kPresent | kMember)) != (kPresent | kMember) || (s & (kEntry | kPartlyBound | kFrozen | kFetching)) ||
+        home_of(page) != h.sender)
+      continue;  // it left the copyset meanwhile (mw_discard)
+    Info &in = info(page);
+    if (in.members != (bit(g_me) | bit(h.sender))) continue;
+    learn_home(page, g_me);
+    in.members = bit(g_me);
+    in.written = true;
+    refresh(page);
+    taken[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  iovec b{taken.data(), taken.size() * sizeof(uint64_t)};
+  transport::send(h.sender, MsgType::kHomeAnswer, {}, std::span<const iovec>(&b, 1));
+}
+
+// At the allocator: drops the pages taken (requests held back go on to their new home)
+// and keeps the others, serving what waited.
+void on_home_answer(const Header &h, Bytes payload) {
+  std::lock_guard<std::mutex> g(g_mu);
+  if (g_offered.empty() || g_offered[static_cast<size_t>(h.sender)].empty())
+    protocol::malformed(h, "an answer to no offer");
+  std::vector<uintptr_t> &pages = g_offered[static_cast<size_t>(h.sender)];
+  if (payload.size() != (pages.size() + 63) / 64 * sizeof(uint64_t))
+    protocol::malformed(h, "an answer whose length does not match the offer's");
+  std::vector<uintptr_t> dropped;
+  for (size_t i = 0; i < pages.size(); ++i) {
+    uint64_t word;
+    std::memcpy(&word, payload.data() + i / 64 * sizeof word, sizeof word);
+    const uintptr_t page = pages[i];
+    Info &in = info(page);
+    in.offered = false;
+    if (!(word >> (i % 64) & 1)) {
+      serve_waiting(page, in);
+      continue;
+    }
+    const std::vector<std::pair<int, bool>> waiting = std::move(in.waiting);
+    learn_home(page, h.sender);
+    g_info.erase(page);
+    set_state(page, kHadCopy);  // its bytes here are stale from now on
+    refresh(page);
+    dropped.push_back(page);
+    for (const auto &[r, pristine] : waiting) {
+      PageRequest req{page, pristine ? 1u : 0u, 1, r, 0};
+      protocol::send_body(h.sender, MsgType::kPageRequest, req);
+    }
+  }
+  pages.clear();
+  for (size_t i = 0; i < dropped.size();) {  // pages offered in address order
+    size_t j = i + 1;
+    while (j < dropped.size() && dropped[j] == dropped[j - 1] + g_page) ++j;
+    protect_pages("moving a page's home", dropped[i], (j - i) * g_page, PROT_NONE);
+    i = j;
+  }
+  g_offers_out.fetch_sub(1, std::memory_order_release);
 }
 
 // ---- At the members ----
@@ -524,6 +670,8 @@ void init() {
   transport::on(MsgType::kCopysetLeave, on_leave);
   transport::on(MsgType::kCopysetLeft, on_left);
   transport::on(MsgType::kCopysetLeftAck, on_left_ack);
+  transport::on(MsgType::kHomeOffer, on_home_offer);
+  transport::on(MsgType::kHomeAnswer, on_home_answer);
   protocol::PageHooks hooks;
   hooks.bound = bound;
   hooks.landing = place_entry;
@@ -634,7 +782,20 @@ void processor_consistent(const void *p, size_t len, unsigned us) {
 void written(uintptr_t page) {
   if (home_of(page) != g_me) return;
   std::lock_guard<std::mutex> g(g_mu);
-  info(page).written = true;
+  Info &in = info(page);
+  in.written = true;
+  in.streak = 0;
+}
+
+void offer_homes() {
+  if (!g_enabled || protocol::checking_races()) return;
+  std::lock_guard<std::mutex> g(g_mu);
+  if (!g_updated.empty()) offer_homes_locked();
+}
+
+void await_answers() {
+  if (g_offers_out.load(std::memory_order_acquire) > 0)
+    transport::progress_until([] { return g_offers_out.load(std::memory_order_acquire) == 0; });
 }
 
 size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
@@ -786,6 +947,7 @@ void apply_update(int sender, std::span<const Piece> pieces, bool last, uint64_t
         Info &in = info(page);
         in.written = true;
         if (in.joining >= 0) in.updated_in_join = true;
+        note_updater(page, in, sender);
       }
       if (!(s & kPartlyBound) && processor_consistent_here(page)) {
         if (last) pc.push_back(p);

@@ -4,7 +4,9 @@
 // Every page of the shared window has a home, chosen by address: static data by object,
 // one block of pages per rank (copysets.cpp, place_static_homes), heap pages at the rank
 // that allocated them, or at the first rank to use a page that rank never touched
-// (copysets.cpp, "homes where the data is first used"). The home always holds its pages
+// (copysets.cpp, "homes where the data is first used"), or at the one other rank that
+// writes a page its allocator has stopped writing (copysets.cpp, "homes that move to
+// their writer"). The home always holds its pages
 // and knows their copysets exactly;
 // every member keeps a view of the copyset, which says where its pending updates go
 // (pending_updates.hpp). A rank outside a page's copyset keeps the page inaccessible
@@ -109,6 +111,12 @@ struct SharedPage {
 // This rank flushed updates of `page`: if it is the home, the page is no longer its
 // initial image (a fetch must carry its data).
 void written(uintptr_t page);
+// At a flush on the application thread, under the progress role, before its marks are
+// taken: offers pages this rank allocated, homes and no longer writes to the one other
+// member that writes them (copysets.cpp, "homes that move to their writer").
+void offer_homes();
+// After it, outside the role: waits until every offer is answered.
+void await_answers();
 // How many such pages there are: 0 lets a release skip its flush with one load.
 size_t shared_page_count();
 // Their pages, in address order, into `out` (processor-consistent pages only if

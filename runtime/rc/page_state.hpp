@@ -102,6 +102,13 @@ struct Info {
   bool joining_pristine = false;
   bool written = false;    // at the home: the page has changed since the job began
   bool updated_in_join = false;  // at the home: updates of the page came in during the join
+  // At an allocator that is still the page's home (copysets.cpp, "homes that move to
+  // their writer"): the ranks whose updates came since its last flush; the one rank that
+  // alone updated it at `streak` of its flushes in a row; an offer under way.
+  uint64_t updaters = 0;
+  int8_t writer = -1;
+  uint8_t streak = 0;
+  bool offered = false;
   std::vector<std::pair<int, bool>> waiting;  // not a deque: that allocates for every page
 };
 

@@ -246,7 +246,9 @@ void init() {
 }
 
 namespace {
-void flush(bool wait) {
+// offer: pages may move to their writers here (copysets::offer_homes), which waits for
+// the writers' answers; not at mw_finalize, where a peer may have stopped serving.
+void flush(bool wait, bool offer) {
   if (!copysets::enabled()) return;
   if (copysets::shared_page_count() == 0 && g_unacked.load(std::memory_order_relaxed) == 0 &&
       g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
@@ -254,9 +256,11 @@ void flush(bool wait) {
   uint64_t want = 0;
   const blocks::Vector<uintptr_t> marked = marked_pages(false);
   transport::as_handler([&] {
+    if (offer) copysets::offer_homes();
     send_pending(marked, false, wait, false);
     want = g_asked.load();  // the flusher's messages sent before these included
   });
+  copysets::await_answers();
   if (wait && g_acks.load(std::memory_order_acquire) < want) {
     waits::Waiting waiting(waits::Kind::kUpdateAcks, 0, -1);
     transport::progress_until([want] { return g_acks.load(std::memory_order_acquire) >= want; });
@@ -264,11 +268,11 @@ void flush(bool wait) {
 }
 }  // namespace
 
-void flush() { flush(true); }
+void flush() { flush(true, true); }
 
 void flush_release() {
   if (releases_wait_for_a_move()) return;
-  flush(protocol::nprocs() != 2);
+  flush(protocol::nprocs() != 2, true);
 }
 
 void start_flusher() {
@@ -291,7 +295,7 @@ void finish() {
     t->join();
     delete t;
   }
-  flush();
+  flush(true, false);
 }
 
 }  // namespace mw::pending_updates

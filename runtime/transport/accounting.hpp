@@ -41,6 +41,8 @@ constexpr stats::Kind kind_of(uint16_t type) {
     case MsgType::kCopysetLeave:
     case MsgType::kCopysetLeft:
     case MsgType::kCopysetLeftAck:
+    case MsgType::kHomeOffer:
+    case MsgType::kHomeAnswer:
       return stats::Kind::Page;
     case MsgType::kUpdate:
     case MsgType::kUpdateData:

@@ -50,6 +50,8 @@ std::string type_name(uint16_t type) {
     case MsgType::kCopysetLeave: return "COPYSET_LEAVE";
     case MsgType::kCopysetLeft: return "COPYSET_LEFT";
     case MsgType::kCopysetLeftAck: return "COPYSET_LEFT_ACK";
+    case MsgType::kHomeOffer: return "HOME_OFFER";
+    case MsgType::kHomeAnswer: return "HOME_ANSWER";
     case MsgType::kUpdate: return "UPDATE";
     case MsgType::kUpdateData: return "UPDATE_DATA";
     case MsgType::kUpdateAck: return "UPDATE_ACK";

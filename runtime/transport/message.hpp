@@ -57,6 +57,9 @@ enum class MsgType : uint16_t {
   kCopysetLeft,    // home -> the page's other members: ... a rank left
   kCopysetLeftAck, // home and each other member -> the rank that left: noted, and every
                    // update sent it before is ahead of this (the home's says who else answers)
+  kHomeOffer,      // allocator, still the home -> a page's only other member, its writer:
+                   // be the home of these pages
+  kHomeAnswer,     // ... which of them it took (the others it no longer holds)
   kUpdate,         // writer -> a page's copyset member: pending updates, in issue order
   kUpdateData,     // more of a flush's updates, ahead of kUpdate
   kUpdateAck,      // member -> writer: a release's updates are in place

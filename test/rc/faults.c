@@ -50,6 +50,17 @@
  *              a barrier with no payload sent, as nobody else holds the pages. Rank 0 (and rank 2) read
  *              rank 1's data, fetched from it (forwarded by rank 0 for rank 2), and see
  *              rank 1 as the home; rank 0 writes, and rank 1 sees it after a barrier.
+ * home-moves   rank 0 allocates 4 pages and fills them; rank 1 reads them (it joins their
+ *              copysets), then writes them at every step while rank 0 leaves them alone.
+ *              After two such steps rank 1 is their home (not under pc, read from MW_MODEL:
+ *              rank 0 stays home there), and its next steps cross the barrier with no
+ *              payload sent. Rank 0 (and rank 2, which never held them: forwarded by rank
+ *              0) read rank 1's last writes, fetched from it; rank 0 writes, and rank 1
+ *              sees it after a barrier. Then 2 more pages the same way, but rank 1 leaves
+ *              them (mw_discard) as rank 0 crosses the barrier that offers them: the offer
+ *              finds rank 1 holding them (it takes them; its leave then skips them), or
+ *              not (it declines), or the leave comes first (no offer). Whichever, every
+ *              rank then reads rank 1's writes, and rank 1 reads rank 0's next ones.
  * counter      a counter in unbound data, behind a lock bound to nothing: every rank
  *              increments it N times (--iters, 300), checking inside each critical
  *              section that it never goes back. After a barrier every rank reads P*N.
@@ -449,6 +460,97 @@ static void heap_first_use(void) {
   rc_ok("heap-first-use");
 }
 
+static void home_moves(void) {
+  rc_test = "home-moves";
+  const int me = rc_rank;
+  const char *model = getenv("MW_MODEL");
+  const int pc = model && strcmp(model, "pc") == 0;
+  enum { NP = 4, W = RC_PAGE / sizeof(uint64_t), STEPS = 4 };
+  if (me == 0) {
+    uint64_t *b = mw_malloc_lines(NP * RC_PAGE, RC_PAGE);
+    for (int i = 0; i < NP * W; i++) wr(&b[i], 7); /* the allocator fills them: not a first use elsewhere */
+    heap_block[3] = b;
+  }
+  mw_barrier(&bar);
+  uint64_t *blk = heap_block[3];
+  if (me == 1)
+    for (int k = 0; k < NP; k++)
+      RC_CHECK(rd(&blk[k * W + 9]) == 7, "page %d before any step: %llu, rank 0 wrote 7", k,
+               (unsigned long long)rd(&blk[k * W + 9]));
+  mw_barrier(&bar);
+  mw_stats_t s0, s1;
+  for (int step = 1; step <= STEPS; step++) {
+    if (me == 1) {
+      mw_stats_get(&s0);
+      for (int k = 0; k < NP; k++)
+        for (int i = 0; i < W; i += 2) wr(&blk[k * W + i], 1000 * (uint64_t)step + (uint64_t)(k * W + i));
+    }
+    mw_barrier(&bar);
+    if (me == 1) mw_stats_get(&s1);
+    mw_barrier(&bar); /* rank 1 counts what its step sent before anything else moves */
+    if (me != 1) continue;
+    /* Steps 1 and 2 go to rank 0, which holds the pages. Rank 0 offers them at its first
+     * flush after the second (its flush before the next barrier at the latest), and waits
+     * for the answer there: from step 3 on rank 1 is their home, alone. */
+    const unsigned long long sent = s1.payload_bytes_sent - s0.payload_bytes_sent;
+    const int home = step <= 1 || pc ? 0 : 1;
+    if (step <= 2 || pc)
+      RC_CHECK(sent >= NP * RC_PAGE / 2, "step %d: %llu bytes of payload sent, rank 1 wrote %d KiB rank 0 holds",
+               step, sent, NP * RC_PAGE / 2 / 1024);
+    else
+      RC_CHECK(sent == 0, "step %d: %llu bytes of payload sent for pages rank 0 has not written for %d steps",
+               step, sent, step - 1);
+    for (int k = 0; k < NP; k++)
+      RC_CHECK(rc_home(&blk[k * W]) == home, "page %d after step %d: home %d, expected %d", k, step,
+               rc_home(&blk[k * W]), home);
+  }
+  if (me == 0 || me == 2)
+    for (int k = 0; k < NP; k++)
+      for (int i = 0; i < W; i += 97)
+        RC_CHECK(rd(&blk[k * W + i]) == (i % 2 ? 7 : 1000 * (uint64_t)STEPS + (uint64_t)(k * W + i)),
+                 "page %d word %d: %llu after rank 1's last step", k, i, (unsigned long long)rd(&blk[k * W + i]));
+  mw_barrier(&bar);
+  if (me == 0)
+    for (int k = 0; k < NP; k++) wr(&blk[k * W + 1], 500 + (uint64_t)k);
+  mw_barrier(&bar);
+  for (int k = 0; k < NP; k++)
+    RC_CHECK(rd(&blk[k * W + 1]) == 500 + (uint64_t)k, "page %d: %llu, rank 0 wrote %llu before the barrier", k,
+             (unsigned long long)rd(&blk[k * W + 1]), 500ULL + (unsigned long long)k);
+  mw_barrier(&bar);
+
+  enum { NQ = 2 };
+  if (me == 0) {
+    uint64_t *b = mw_malloc_lines(NQ * RC_PAGE, RC_PAGE);
+    for (int i = 0; i < NQ * W; i++) wr(&b[i], 8);
+    heap_block[4] = b;
+  }
+  mw_barrier(&bar);
+  uint64_t *q = heap_block[4];
+  if (me == 1)
+    for (int k = 0; k < NQ; k++) RC_CHECK(rd(&q[k * W]) == 8, "page %d of the second block: %llu, rank 0 wrote 8", k,
+                                          (unsigned long long)rd(&q[k * W]));
+  for (int step = 1; step <= 2; step++) {
+    if (me == 1)
+      for (int k = 0; k < NQ; k++) wr(&q[k * W + 4], 2000 * (uint64_t)step + (uint64_t)k);
+    mw_barrier(&bar); /* rank 0's flush at the next barrier offers the pages (not under pc) */
+  }
+  if (me == 1) mw_discard(q, NQ * RC_PAGE); /* as rank 0 offers */
+  mw_barrier(&bar);
+  for (int k = 0; k < NQ; k++)
+    RC_CHECK(rd(&q[k * W + 4]) == 4000 + (uint64_t)k && rd(&q[k * W + 5]) == 8,
+             "page %d of the second block: %llu %llu, rank 1 wrote %llu before leaving it", k,
+             (unsigned long long)rd(&q[k * W + 4]), (unsigned long long)rd(&q[k * W + 5]), 4000ULL + (unsigned long long)k);
+  mw_barrier(&bar);
+  if (me == 0)
+    for (int k = 0; k < NQ; k++) wr(&q[k * W + 6], 600 + (uint64_t)k);
+  mw_barrier(&bar);
+  for (int k = 0; k < NQ; k++)
+    RC_CHECK(rd(&q[k * W + 6]) == 600 + (uint64_t)k, "page %d of the second block: %llu, rank 0 wrote %llu", k,
+             (unsigned long long)rd(&q[k * W + 6]), 600ULL + (unsigned long long)k);
+  mw_barrier(&bar);
+  rc_ok("home-moves");
+}
+
 static void heap_bind(void) {
   rc_test = "heap-bind";
   const int me = rc_rank, P = rc_nprocs, owner = P - 1;
@@ -568,6 +670,7 @@ int main(int argc, char **argv) {
   RUN("heap-bind", heap_bind());
   RUN("heap-first-use", heap_first_use());
   RUN("write-ahead", write_ahead());
+  RUN("home-moves", home_moves());
   RUN("counter", count(counter, &counter_lock, iters, "counter", 0));
   RUN("counter-bound", count(bound_counter, &bound_lock, iters, "counter-bound", 1));
   mw_finalize();

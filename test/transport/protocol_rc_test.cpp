@@ -129,6 +129,32 @@ TEST(Protocol, AnAnswerToNoLeaveStopsTheReceiver) {
                      ": no leave of that page is under way");
 }
 
+TEST(Protocol, AnAnswerToNoOfferStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   uint64_t taken = 1;
+                   transport::send(0, MsgType::kHomeAnswer, &taken, sizeof taken);
+                 }),
+                 "malformed HOME_ANSWER message from rank 1: an answer to no offer");
+}
+
+TEST(Protocol, AnOfferThatIsNotAListOfPagesStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   const char five[5] = {};
+                   transport::send(0, MsgType::kHomeOffer, five, sizeof five);
+                 }),
+                 "malformed HOME_OFFER message from rank 1: not a list of pages");
+}
+
+TEST(Protocol, AnOfferOfAPageTheSenderDidNotAllocateStopsTheReceiver) {
+  // Static data: no rank allocated it, so no rank may offer it.
+  expect_stopped(copyset_message_from_rank1([] {
+                   uint64_t page = window::kBase;
+                   transport::send(0, MsgType::kHomeOffer, &page, sizeof page);
+                 }),
+                 "malformed HOME_OFFER message from rank 1" + about("page", window::kBase) +
+                     ": a page the sender did not allocate");
+}
+
 // ---- Release consistency: copysets and pages ---------------------------------------------
 
 // A heap page nobody's partition holds here (heap::init is not called): no rank's home.
