@@ -73,14 +73,35 @@ void clear(const void *addr, size_t len) {
             0);
 }
 
-void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out) {
+void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out,
+          bool exclusive) {
   auto k = std::lower_bound(keep.begin(), keep.end(), addr,
                             [](const Range &r, uintptr_t a) { return r.end() <= a; });
   bool open = false;
+  constexpr uintptr_t kLine = 512;  // data bytes whose marks fill one 64-byte shadow line
   for (uintptr_t g = addr; g < addr + len; g += 64) {
+    while (k != keep.end() && k->end() <= g) ++k;
+    if (exclusive && (g & (kLine - 1)) == 0 && addr + len - g >= kLine && (k == keep.end() || k->addr >= g + kLine)) {
+      uint64_t s[kLine / 64];
+      std::memcpy(s, shadow_byte(g), sizeof s);
+      uint64_t all = ~uint64_t{0}, any = 0;
+      for (uint64_t w : s) all &= w, any |= w;
+      if (any == 0) {
+        open = false;
+        g += kLine - 64;
+        continue;
+      }
+      if (all == ~uint64_t{0}) {
+        std::memset(shadow_byte(g), 0, sizeof s);
+        if (open) out.back().len += kLine;
+        else out.push_back({g, kLine});
+        open = true;
+        g += kLine - 64;
+        continue;
+      }
+    }
     // The bits of this group that belong to kept ranges.
     uint64_t kept = 0;
-    while (k != keep.end() && k->end() <= g) ++k;
     for (auto j = k; j != keep.end() && j->addr < g + 64; ++j) {
       uintptr_t lo = std::max(j->addr, g) - g, hi = std::min(j->end(), g + 64) - g;
       kept |= (hi - lo == 64 ? ~uint64_t{0} : ((uint64_t{1} << (hi - lo)) - 1) << lo);

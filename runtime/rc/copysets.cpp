@@ -861,7 +861,7 @@ void take(std::span<const uintptr_t> marked, bool pc_only, bool copy, Snapshot &
   const std::vector<Range> none;
   for (const SharedPage &p : pages) {
     out.first.push_back(out.runs.size());
-    dirty::take(p.page, g_page, p.partly_bound ? g_bound.ranges() : none, out.runs);
+    dirty::take(p.page, g_page, p.partly_bound ? g_bound.ranges() : none, out.runs, t_app && !copy);
   }
   out.first.push_back(out.runs.size());
   if (!copy) return;

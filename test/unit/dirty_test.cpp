@@ -137,6 +137,46 @@ TEST_F(DirtyTakeTest, AppendsAndStaysInsideItsRange) {
   EXPECT_EQ(marked(128, 128), 128u);
 }
 
+// The application thread's take (exclusive: whole shadow lines read and cleared with plain
+// loads and stores) finds the same runs and leaves the same marks as the atomic one, on
+// patterns with whole lines marked, clean lines, partial lines, runs across lines and
+// kept ranges.
+TEST_F(DirtyTakeTest, TheApplicationThreadsTakeAgreesWithTheAtomicOne) {
+  const uintptr_t line0 = (base() + 511) & ~uintptr_t{511};
+  const size_t off = line0 - base(), len = 2048;
+  ASSERT_LE(off + len + 64, len_ - (base() - at(0)));
+  std::mt19937 rng(7);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::pair<size_t, size_t>> marks;  // (offset from line0, length)
+    const int n = static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) {
+      const size_t at = rng() % len;
+      size_t l = rng() % 3 == 0 ? 512 * (1 + rng() % 2) : 1 + rng() % 200;
+      if (rng() % 2) l = std::min(l, len - at);
+      marks.emplace_back(at, std::min(l, len - at));
+    }
+    if (round % 4 == 0) marks.emplace_back(512, 512);  // one whole line, at least
+    if (round % 4 == 1) marks.emplace_back(300, 1100);  // a run going on into whole lines and out
+    if (round % 4 == 2) marks.emplace_back(0, len);     // every line whole: one run
+    if (round % 4 == 3) {  // a run that ends with a line, a clean line, a run from the next line's start
+      marks.emplace_back(0, 512);
+      marks.emplace_back(1024, 100);
+    }
+    std::vector<mw::Range> keep;
+    if (round % 5 == 0) keep.push_back({line0 + 1024 + rng() % 400, 1 + rng() % 100});
+    std::vector<mw::Range> got[2];
+    size_t left[2];
+    for (int exclusive = 0; exclusive < 2; ++exclusive) {
+      for (const auto &[a, l] : marks) mark(off + a, l);
+      mw::dirty::take(line0, len, keep, got[exclusive], exclusive != 0);
+      left[exclusive] = marked(off, len);
+      mw_dirty_clear(reinterpret_cast<void *>(line0), len);
+    }
+    EXPECT_EQ(got[1], got[0]) << "round " << round;
+    EXPECT_EQ(left[1], left[0]) << "round " << round;
+  }
+}
+
 TEST_F(DirtyTakeTest, KeptRangesAreNeitherTakenNorCleared) {
   mark(0, 200);
   const std::vector<mw::Range> keep{{base() + 10, 20}, {base() + 100, 60}};
