@@ -21,6 +21,7 @@
 #include <thread>
 
 #include "memory/dirty.hpp"
+#include "core/waits.hpp"
 #include "core/error.hpp"
 #include "memory/heap.hpp"
 #include "memory/image.hpp"
@@ -794,8 +795,9 @@ void offer_homes() {
 }
 
 void await_answers() {
-  if (g_offers_out.load(std::memory_order_acquire) > 0)
-    transport::progress_until([] { return g_offers_out.load(std::memory_order_acquire) == 0; });
+  if (g_offers_out.load(std::memory_order_acquire) == 0) return;
+  waits::Waiting waiting(waits::Kind::kUpdateAcks, 0, -1);  // part of the flush, as its acknowledgements
+  transport::progress_until([] { return g_offers_out.load(std::memory_order_acquire) == 0; });
 }
 
 size_t shared_page_count() { return g_shared_count.load(std::memory_order_acquire); }
