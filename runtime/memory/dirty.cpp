@@ -81,7 +81,8 @@ void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vecto
   constexpr uintptr_t kLine = 512;  // data bytes whose marks fill one 64-byte shadow line
   for (uintptr_t g = addr; g < addr + len; g += 64) {
     while (k != keep.end() && k->end() <= g) ++k;
-    if (exclusive && (g & (kLine - 1)) == 0 && addr + len - g >= kLine && (k == keep.end() || k->addr >= g + kLine)) {
+    const bool whole_line = (g & (kLine - 1)) == 0 && addr + len - g >= kLine;
+    if (exclusive && whole_line && (k == keep.end() || k->addr >= g + kLine)) {
       uint64_t s[kLine / 64];
       std::memcpy(s, shadow_byte(g), sizeof s);
       uint64_t all = ~uint64_t{0}, any = 0;

@@ -352,8 +352,14 @@ void on_leave(const Header &h, Bytes payload) {
 constexpr uint8_t kMoveAfter = 2;  // after one flush: RADIX 98 -> 120 ms (pages it writes by turns)
 
 std::vector<uintptr_t> &g_updated = *new std::vector<uintptr_t>;  // pages with updaters
-std::vector<std::vector<uintptr_t>> &g_offered = *new std::vector<std::vector<uintptr_t>>;  // by writer
+std::vector<std::vector<uintptr_t>> &g_offered = *new std::vector<std::vector<uintptr_t>>;  // by writer (init)
 std::atomic<int> g_offers_out{0};  // offers not yet answered
+
+// Held here as a copyset page and nothing else: present, a member, no byte bound, no
+// freeze or fetch under way. Only such a page is offered, or taken.
+bool held_plainly(uint8_t s) {
+  return (s & (kPresent | kMember)) == (kPresent | kMember) && !(s & (kEntry | kPartlyBound | kFrozen | kFetching));
+}
 
 // An update of `page` from `sender` came to this rank, its home (under g_mu).
 void note_updater(uintptr_t page, Info &in, int sender) {
@@ -364,7 +370,6 @@ void note_updater(uintptr_t page, Info &in, int sender) {
 // At a flush, before its marks are taken: counts the streak of each page updated since
 // the last flush and offers those whose streak is long enough (under g_mu).
 void offer_homes_locked() {
-  if (g_offered.empty()) g_offered.resize(static_cast<size_t>(g_np));
   for (uintptr_t page : g_updated) {
     auto it = g_info.find(page);
     if (it == g_info.end()) continue;
@@ -381,9 +386,8 @@ void offer_homes_locked() {
     if (in.writer != w) in.streak = 0;
     in.writer = static_cast<int8_t>(w);
     if (++in.streak < kMoveAfter) continue;
-    const uint8_t s = state(page);
-    if ((s & (kPresent | kMember)) != (kPresent | kMember) || (s & (kEntry | kPartlyBound | kFrozen | kFetching)) ||
-        in.joining >= 0 || in.offered || !in.waiting.empty() || flush_us_of(in) != 0 || home_of(page) != g_me)
+    if (!held_plainly(state(page)) || in.joining >= 0 || in.offered || !in.waiting.empty() ||
+        flush_us_of(in) != 0 || home_of(page) != g_me)
       continue;
     in.offered = true;
     g_offered[static_cast<size_t>(w)].push_back(page);
@@ -394,8 +398,8 @@ void offer_homes_locked() {
     if (pages.empty()) continue;
     std::sort(pages.begin(), pages.end());
     g_offers_out.fetch_add(1, std::memory_order_relaxed);
-    std::vector<uint64_t> body(pages.begin(), pages.end());
-    iovec b{body.data(), body.size() * sizeof(uint64_t)};
+    static_assert(sizeof(uintptr_t) == sizeof(uint64_t), "the offer's pages go as they are kept");
+    iovec b{pages.data(), pages.size() * sizeof(uintptr_t)};
     transport::send(w, MsgType::kHomeOffer, {}, std::span<const iovec>(&b, 1));
   }
 }
@@ -414,10 +418,7 @@ void on_home_offer(const Header &h, Bytes payload) {
     const uintptr_t page = checked_page(h, p);
     if (is_static(page) || heap::owner_of(page) != h.sender)
       protocol::malformed(h, "a page the sender did not allocate", protocol::page_object(page));
-    const uint8_t s = state(page);
-    if ((s & (kPresent | kMember)) != (kPresent | kMember) || (s & (kEntry | kPartlyBound | kFrozen | kFetching)) ||
-        home_of(page) != h.sender)
-      continue;  // it left the copyset meanwhile (mw_discard)
+    if (!held_plainly(state(page)) || home_of(page) != h.sender) continue;  // it left meanwhile (mw_discard)
     Info &in = info(page);
     if (in.members != (bit(g_me) | bit(h.sender))) continue;
     learn_home(page, g_me);
@@ -434,9 +435,8 @@ void on_home_offer(const Header &h, Bytes payload) {
 // and keeps the others, serving what waited.
 void on_home_answer(const Header &h, Bytes payload) {
   std::lock_guard<std::mutex> g(g_mu);
-  if (g_offered.empty() || g_offered[static_cast<size_t>(h.sender)].empty())
-    protocol::malformed(h, "an answer to no offer");
   std::vector<uintptr_t> &pages = g_offered[static_cast<size_t>(h.sender)];
+  if (pages.empty()) protocol::malformed(h, "an answer to no offer");
   if (payload.size() != (pages.size() + 63) / 64 * sizeof(uint64_t))
     protocol::malformed(h, "an answer whose length does not match the offer's");
   std::vector<uintptr_t> dropped;
@@ -662,6 +662,7 @@ void init() {
          "per-location order only", std::strerror(errno));
   g_deferred.resize(static_cast<size_t>(g_np));
   g_applied.assign(static_cast<size_t>(g_np), 0);
+  g_offered.resize(static_cast<size_t>(g_np));
   t_app = true;
   g_enabled = true;
   transport::on(MsgType::kPageRequest, on_page_request);

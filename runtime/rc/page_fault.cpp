@@ -355,7 +355,6 @@ bool is_write(void *ctx) {
 // A fault on a page of the window this rank is not a member of is a copyset fault: fetch
 // the page and retry the access. Any other fault is the crash it is: say where, and let
 // the previous disposition (by default, death by SIGSEGV) have it.
-
 void on_segv(int sig, siginfo_t *si, void *ctx) {
   if (si->si_code <= 0) {  // sent by kill or raise, not a fault: nothing to serve or to say
     sigaction(sig, &g_previous_segv, nullptr);
