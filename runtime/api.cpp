@@ -23,6 +23,7 @@
 #include "core/error.hpp"
 #include "core/settings.hpp"
 #include "core/signals.hpp"
+#include "core/trace.hpp"
 #include "memory/heap.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
@@ -157,6 +158,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
     mw::unmarked_calls::check();
   mw::check::start();  // a check build's checks (check/checker.hpp)
   mw::advise::start();  // mwrun --advise: its record (check/advisor.hpp)
+  mw::trace::start(job.rank, "mw_init");  // mwrun --trace, MW_TRACE (core/trace.hpp)
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
   return 0;
@@ -177,6 +179,7 @@ MW_EXPORT void mw_finalize(void) {
   // Only now are the figures final: until every rank had arrived, this rank still
   // served page fetches (a master reading results after the terminating barrier).
   mw::stats::finish("mw_finalize");
+  mw::trace::finish("mw_finalize");
   if (g_nprocs > 1) mw::transport::close();
   mw::copysets::stop();
   mw::waits::close();

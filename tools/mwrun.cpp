@@ -33,6 +33,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -89,6 +90,12 @@ Options:
   --stats=table            the same
   --stats=json:FILE        write every rank's statistics and the totals to FILE, as
                            {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
+  --trace=FILE             a timeline of the job: each rank's faults (with the page
+                           and its home), pages served, flushes, barrier waits,
+                           remote acquires and updates applied, merged into FILE as
+                           a Chrome trace (JSON: open it in ui.perfetto.dev or
+                           chrome://tracing); written by the ranks that reach
+                           mw_finalize
   --advise[=FILE]          the binding advisor: PROGRAM must be a check build (mwcc
                            -fmidway-check) of a program written for release
                            consistency. Each rank records, per cache line, the locks
@@ -210,6 +217,7 @@ void say(const char *fmt, ...) {
 struct Options {
   int nprocs = 0;
   std::optional<std::string> provider, model, stats;
+  std::optional<std::string> trace;  // --trace=FILE
   bool advise = false;
   std::optional<std::string> advise_file;  // --advise=FILE
   int timeout_s = 0;  // 0: no limit
@@ -281,6 +289,9 @@ Options parse(int argc, char **argv) {
       o.stats = "table";
     } else if (a.substr(0, 8) == "--stats=") {
       o.stats = checked("--stats", mw::settings::Id::MW_STATS, std::string(a.substr(8)));
+    } else if (auto v = value_of(a, "--trace"); v) {
+      if (v->empty()) usage_error("--trace needs a file name: --trace=FILE");
+      o.trace = *v;
     } else if (a == "--advise") {
       o.advise = true;
     } else if (a.substr(0, 9) == "--advise=") {
@@ -309,6 +320,8 @@ Options parse(int argc, char **argv) {
   // figures into the job directory either way, and only mwrun can report them.
   if (const char *env = std::getenv("MW_STATS"); !o.stats && env && *env)
     o.stats = checked("MW_STATS", mw::settings::Id::MW_STATS, env);
+  // The same for MW_TRACE: under mwrun the ranks write into the job directory.
+  if (const char *env = std::getenv("MW_TRACE"); !o.trace && env && *env) o.trace = env;
   return o;
 }
 
@@ -786,6 +799,115 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
   return true;
 }
 
+// ---- The timeline (mwrun --trace) ----
+//
+// Each rank that reaches mw_finalize writes MW_JOB_DIR/trace.<rank>.json, a Chrome trace
+// of its own (runtime/core/trace.hpp); mwrun puts their events into one, so that every
+// rank shows as a process of one timeline, and prints how long each rank spent in each
+// kind of event. A fault's wait is split at the moment its home began to serve it (the
+// home's "serve page" event for that page): before it, the home was busy elsewhere
+// (computing, in its own fault, in a flush) and the request waited; after it, the
+// pages were being served and carried. The ranks of one mwrun share a host, and so the
+// clock both events are stamped by.
+void print_trace_summary(const Json &events, int nprocs) {
+  struct Sum {
+    uint64_t n = 0;
+    double us = 0;
+  };
+  struct Rank {
+    Sum fault, barrier, acquire, flush, serve, update;
+    double fault_before_serve_us = 0;
+  };
+  std::vector<Rank> ranks(static_cast<size_t>(nprocs));
+  std::map<std::pair<int, std::string>, std::vector<double>> served;  // (home, page): starts
+  for (const Json &e : events) {
+    if (e.value("ph", "") != "X") continue;
+    const int pid = e.value("pid", -1);
+    if (pid < 0 || pid >= nprocs) continue;
+    Rank &r = ranks[static_cast<size_t>(pid)];
+    const std::string name = e.value("name", "");
+    const double dur = e.value("dur", 0.0);
+    Sum *s = name == "fault" ? &r.fault : name == "barrier" ? &r.barrier : name == "acquire" ? &r.acquire
+           : name == "flush" ? &r.flush : name == "serve page" ? &r.serve : name == "apply update" ? &r.update
+           : nullptr;
+    if (!s) continue;
+    s->n++;
+    s->us += dur;
+    if (name == "serve page") served[{pid, e["args"].value("page", "")}].push_back(e.value("ts", 0.0));
+  }
+  for (auto &[key, starts] : served) std::sort(starts.begin(), starts.end());
+  for (const Json &e : events) {
+    if (e.value("ph", "") != "X" || e.value("name", "") != "fault") continue;
+    const int pid = e.value("pid", -1), home = e["args"].value("peer", -1);
+    if (pid < 0 || pid >= nprocs) continue;
+    const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
+    auto it = served.find({home, e["args"].value("page", "")});
+    double before = dur;  // never served in the window: the whole wait (a forwarded request)
+    if (it != served.end()) {
+      auto s = std::lower_bound(it->second.begin(), it->second.end(), ts);
+      if (s != it->second.end() && *s <= ts + dur) before = *s - ts;
+    }
+    ranks[static_cast<size_t>(pid)].fault_before_serve_us += before;
+  }
+  std::fprintf(stderr,
+               "mwrun: where each rank's time went (ms; a fault's wait split at the moment its home "
+               "began serving it)\n"
+               "rank      faults  fault wait  before served    barrier wait  acquire wait      "
+               "flushes  flushing   pages served  serving   updates  applying\n");
+  for (int p = 0; p < nprocs; p++) {
+    const Rank &r = ranks[static_cast<size_t>(p)];
+    std::fprintf(stderr,
+                 "%-6d %9llu %11.3f %14.3f %15.3f %13.3f %12llu %9.3f %14llu %8.3f %9llu %9.3f\n", p,
+                 static_cast<unsigned long long>(r.fault.n), r.fault.us / 1e3, r.fault_before_serve_us / 1e3,
+                 r.barrier.us / 1e3, r.acquire.us / 1e3, static_cast<unsigned long long>(r.flush.n),
+                 r.flush.us / 1e3, static_cast<unsigned long long>(r.serve.n), r.serve.us / 1e3,
+                 static_cast<unsigned long long>(r.update.n), r.update.us / 1e3);
+  }
+}
+
+bool report_trace(const JobDir &dir, int nprocs, const std::string &out_path) {
+  Json events = Json::array();
+  Json dropped = Json::object();
+  int read = 0;
+  for (int r = 0; r < nprocs; r++) {
+    const std::string file = "trace." + std::to_string(r) + ".json";
+    std::optional<std::string> text = read_file(dir.path() + "/" + file);
+    if (!text) {
+      say("--trace: rank %d wrote no trace (it did not reach mw_finalize)", r);
+      continue;
+    }
+    Json json;
+    try {
+      json = Json::parse(*text);
+    } catch (const Json::parse_error &e) {
+      say("--trace: rank %d's %s is not JSON (%s); left out", r, file.c_str(), e.what());
+      continue;
+    }
+    for (Json &e : json["traceEvents"]) events.push_back(std::move(e));
+    const uint64_t lost = json["otherData"].value("dropped", uint64_t{0});
+    if (lost) {
+      say("--trace: rank %d recorded more events than it keeps; its last %llu are left out", r,
+          static_cast<unsigned long long>(lost));
+      dropped[std::to_string(r)] = lost;
+    }
+    ++read;
+  }
+  if (read == 0) return false;
+  print_trace_summary(events, nprocs);
+  Json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"},
+              {"otherData", {{"nprocs", nprocs}, {"dropped", dropped}}}};
+  std::ofstream out(out_path);
+  out << doc.dump() << "\n";
+  out.close();
+  if (!out) {
+    say("--trace: cannot write %s: %s", out_path.c_str(), std::strerror(errno));
+    return false;
+  }
+  say("--trace: the timeline of %d rank%s is in %s (open it in ui.perfetto.dev or chrome://tracing)",
+      read, read == 1 ? "" : "s", out_path.c_str());
+  return true;
+}
+
 // ---- Running the job ----
 
 // ---- What each rank waits for (runtime/core/waits.hpp) ----
@@ -1018,6 +1140,7 @@ class Job {
     if (o_.provider) set.push_back("MW_PROVIDER=" + *o_.provider);
     if (o_.model) set.push_back("MW_MODEL=" + *o_.model);
     if (o_.stats) set.push_back("MW_STATS=" + *o_.stats);
+    if (o_.trace) set.push_back("MW_TRACE=" + *o_.trace);
     if (o_.advise) set.push_back("MW_ADVISE=1");
     if (o_.liveness) set.push_back("MW_LIVENESS_TIMEOUT=" + *o_.liveness);
     auto is_set = [&set](std::string_view entry) {
@@ -1193,6 +1316,8 @@ int main(int argc, char **argv) {
     JobDir dir;
     code = Job(o, dir, secret).run();
     if (code == 0 && o.stats && !report_stats(dir, o.nprocs, *o.stats)) code = EXIT_FAILURE;
+    // The timeline also of a job that failed: the ranks that finalized wrote theirs.
+    if (o.trace && !report_trace(dir, o.nprocs, *o.trace) && code == 0) code = EXIT_FAILURE;
     // The advice also after a checked run that reported (its ranks reached mw_finalize).
     if (o.advise && !mw::advise::report(dir.path(), o.nprocs, o.advise_file) && code == 0)
       code = EXIT_FAILURE;

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/trace.hpp"
 #include "midway.h"
 
 namespace mw::stats {
@@ -144,17 +145,28 @@ inline uint64_t now_ns() {
                                    .count());
 }
 
-// Adds the time from its construction to its destruction to the wait of kind w:
+// Adds the time from its construction to its destruction to the wait of kind w, and with
+// a timeline on (core/trace.hpp) records it there, with the peer waited for and the page
+// or lock:
 //   { ScopedWait waiting(Wait::Barrier); ...block until released... }
 class ScopedWait {
  public:
-  explicit ScopedWait(Wait w) : wait_(w), start_(now_ns()) {}
-  ~ScopedWait() { add_wait(wait_, now_ns() - start_); }
+  explicit ScopedWait(Wait w, int peer = -1, uint64_t object = 0)
+      : wait_(w), peer_(peer), object_(object), start_(now_ns()) {}
+  ~ScopedWait() {
+    const uint64_t end = now_ns();
+    add_wait(wait_, end - start_);
+    if (trace::on()) trace::record(kTraced[static_cast<size_t>(wait_)], start_, end, peer_, object_, count);
+  }
   ScopedWait(const ScopedWait &) = delete;
   ScopedWait &operator=(const ScopedWait &) = delete;
+  uint64_t count = 0;  // pages, for a fault
 
  private:
+  static constexpr trace::Kind kTraced[kWaits] = {trace::Kind::kAcquire, trace::Kind::kBarrier, trace::Kind::kFault};
   Wait wait_;
+  int peer_;
+  uint64_t object_;
   uint64_t start_;
 };
 

@@ -513,8 +513,8 @@ void cross(mw_barrier_t *b, bool final) {
   // The time blocked, from the first step that may block: a crossing that finds the
   // others there reads no clock (two reads were a sixth of a two-rank crossing).
   std::optional<stats::ScopedWait> blocked;
-  auto block = [&blocked] {
-    if (!blocked) blocked.emplace(stats::Wait::Barrier);
+  auto block = [&blocked, b] {
+    if (!blocked) blocked.emplace(stats::Wait::Barrier, kManager, reinterpret_cast<uintptr_t>(b));
   };
   waits::Waiting waiting(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), kManager);
   transport::SharedLine *const line = transport::shared_line(me());

@@ -695,7 +695,7 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
   }
   ask_ahead(k->addr, mode);  // the next locks' requests travel with this one's
   if (taken) return;
-  stats::ScopedWait wait(stats::Wait::Acquire);
+  stats::ScopedWait wait(stats::Wait::Acquire, manager_of(k->addr), k->addr);
   waits::Waiting waiting(waits::Kind::kLock, k->addr, manager_of(k->addr), static_cast<uint32_t>(mode));
   k->granted.store(false, std::memory_order_relaxed);
   transport::as_handler([&] {

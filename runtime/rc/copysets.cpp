@@ -27,6 +27,7 @@
 #include "memory/image.hpp"
 #include "ec/protocol.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 #include "transport/transport.hpp"
 #include "memory/window.hpp"
 
@@ -261,6 +262,8 @@ void on_page_request(const Header &h, Bytes payload) {
   PageRequest req = protocol::read_body<PageRequest>(h, payload);
   uintptr_t page = checked_page(h, req.page);
   const int from = req.requester < 0 ? h.sender : req.requester;
+  trace::Span serving(trace::Kind::kServe, from, page);
+  serving.count = static_cast<uint64_t>(__builtin_popcountll(req.ahead | 1));
   if (from >= g_np || from == g_me || (req.requester >= 0 && h.sender != heap::owner_of(page)))
     protocol::malformed(h, "a request forwarded by a rank that did not allocate the page, or for this rank",
         protocol::page_object(page));

@@ -251,7 +251,7 @@ std::vector<Window> &g_window = *new std::vector<Window>;
 // bind, a lock object's first use): waits, progressing the transport.
 bool fetch(uintptr_t page, int home, bool write) {
   stats::page_fault();
-  stats::ScopedWait wait(stats::Wait::Fault);
+  stats::ScopedWait wait(stats::Wait::Fault, home, page);
   waits::Waiting waiting(waits::Kind::kPage, page, home);
   bool pristine;
   uint64_t ahead = 1, ahead_pristine = 0;
@@ -292,6 +292,7 @@ bool fetch(uintptr_t page, int home, bool write) {
         ++asked;
       }
     w = Window{page + static_cast<uintptr_t>(span) * g_page, asked};
+    wait.count = static_cast<uint64_t>(asked);
     g_fetch_ahead = ahead & ~uint64_t{1};
     g_fetch_ahead_pristine = ahead_pristine;
     g_fetch_result.store(0, std::memory_order_relaxed);

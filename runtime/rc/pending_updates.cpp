@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/blocks.hpp"
+#include "core/trace.hpp"
 #include "rc/copysets.hpp"
 #include "memory/dirty.hpp"
 #include "ec/protocol.hpp"
@@ -158,6 +159,8 @@ void send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack
 // copysets::apply_update puts it there (or keeps it while the page is being fetched, or
 // until the flush's last message if its page is processor consistent).
 void apply(const Header &h, Bytes payload, bool last) {
+  trace::Span applying(trace::Kind::kUpdate, h.sender);
+  applying.count = payload.size();
   const updates::WithData u = updates::parse_with_data(h, payload, last ? sizeof(UpdateExtra) : 0);
   const uintptr_t page = copysets::page_size();
   std::vector<copysets::Piece> pieces;
@@ -254,7 +257,9 @@ void flush(bool wait, bool offer) {
       g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
     return;
   uint64_t want = 0;
+  trace::Span flushing(trace::Kind::kFlush);
   const blocks::Vector<uintptr_t> marked = marked_pages(false);
+  flushing.count = marked.size();
   transport::as_handler([&] {
     if (offer) copysets::offer_homes();
     send_pending(marked, false, wait, false);

@@ -12,6 +12,7 @@
 #include <cerrno>
 
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "transport/receive.hpp"
 #include "transport/send.hpp"
 #include "transport/wake.hpp"
@@ -486,6 +487,7 @@ void park() {
 
 void service_main() {
   t_is_service = true;
+  trace::name_thread("service");
   long sleep_ns = 0;
   bool slept_out = false;  // the last block() ended by its timeout
   while (!prog.stopping.load(std::memory_order_relaxed)) {
