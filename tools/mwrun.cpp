@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -33,7 +34,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <optional>
 #include <set>
@@ -833,16 +833,17 @@ void print_trace_summary(const Json &events, int nprocs) {
     if (!s) continue;
     s->n++;
     s->us += dur;
-    if (name == "serve page") served[{pid, e["args"].value("page", "")}].push_back(e.value("ts", 0.0));
+    if (name == "serve page") served[{pid, e.value("args", Json::object()).value("page", "")}].push_back(e.value("ts", 0.0));
   }
   for (auto &[key, starts] : served) std::sort(starts.begin(), starts.end());
   for (const Json &e : events) {
     if (e.value("ph", "") != "X" || e.value("name", "") != "fault") continue;
-    const int pid = e.value("pid", -1), home = e["args"].value("peer", -1);
+    const Json args = e.value("args", Json::object());
+    const int pid = e.value("pid", -1), home = args.value("peer", -1);
     if (pid < 0 || pid >= nprocs) continue;
     const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
-    auto it = served.find({home, e["args"].value("page", "")});
-    double before = dur;  // never served in the window: the whole wait (a forwarded request)
+    auto it = served.find({home, args.value("page", "")});
+    double before = dur;  // no serve event of the home within the wait: counted whole
     if (it != served.end()) {
       auto s = std::lower_bound(it->second.begin(), it->second.end(), ts);
       if (s != it->second.end() && *s <= ts + dur) before = *s - ts;
@@ -877,14 +878,15 @@ bool report_trace(const JobDir &dir, int nprocs, const std::string &out_path) {
       continue;
     }
     Json json;
+    uint64_t lost = 0;
     try {
       json = Json::parse(*text);
-    } catch (const Json::parse_error &e) {
-      say("--trace: rank %d's %s is not JSON (%s); left out", r, file.c_str(), e.what());
+      lost = json.at("otherData").value("dropped", uint64_t{0});
+      for (Json &e : json.at("traceEvents")) events.push_back(std::move(e));
+    } catch (const Json::exception &e) {
+      say("--trace: rank %d's %s is not a trace (%s); left out", r, file.c_str(), e.what());
       continue;
     }
-    for (Json &e : json["traceEvents"]) events.push_back(std::move(e));
-    const uint64_t lost = json["otherData"].value("dropped", uint64_t{0});
     if (lost) {
       say("--trace: rank %d recorded more events than it keeps; its last %llu are left out", r,
           static_cast<unsigned long long>(lost));

@@ -11,6 +11,9 @@
 // RUN: not %mwrun -n 2 --provider 'tcp;ofi_rxm' %t segv-heap 1 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=HEAP1
 // ... and of this rank's own part, past what it allocated.
 // RUN: not %mwrun -n 2 %t segv-own-heap 1 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=OWN-HEAP
+// Under mwrun --trace, ranks stopped before mw_finalize leave no timeline, and mwrun says so.
+// RUN: not %mwrun -n 2 --trace=%t.trace.json %t segv-outside 1 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=TRACE-CRASH
+// RUN: not %mwrun -n 2 --trace= %t ok 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=TRACE-EMPTY
 // A one-rank job reports them too, started by mwrun or not.
 // RUN: not %mwrun -n 1 %t segv-own-heap 0 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=ONE-HEAP
 // RUN: not --crash %t segv-outside 0 2>&1 | FileCheck %S/misuse_rc.c --check-prefix=ONE-OUTSIDE
