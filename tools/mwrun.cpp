@@ -92,7 +92,8 @@ Options:
                            {"nprocs": N, "ranks": [{...}, ...], "total": {...}}
   --trace=FILE             a timeline of the job: each rank's faults (with the page
                            and its home), pages served, flushes, barrier waits,
-                           remote acquires and updates applied, merged into FILE as
+                           remote acquires, locks granted and updates applied,
+                           merged into FILE as
                            a Chrome trace (JSON: open it in ui.perfetto.dev or
                            chrome://tracing); written by the ranks that reach
                            mw_finalize
@@ -805,21 +806,23 @@ bool report_stats(const JobDir &dir, int nprocs, const std::string &spec) {
 // of its own (runtime/core/trace.hpp); mwrun puts their events into one, so that every
 // rank shows as a process of one timeline, and prints how long each rank spent in each
 // kind of event. A fault's wait is split at the moment its home began to serve it (the
-// home's "serve page" event for that page): before it, the home was busy elsewhere
-// (computing, in its own fault, in a flush) and the request waited; after it, the
-// pages were being served and carried. The ranks of one mwrun share a host, and so the
-// clock both events are stamped by.
+// home's "serve page" event for that page), and an acquire's at the moment a rank began
+// to grant it the lock (a "grant" event to it of that lock): before it, the home or the
+// owner was busy elsewhere (computing, in its own fault, in a flush) and the request
+// waited; after it, the pages or the lock's data were being sent. The ranks of one mwrun
+// share a host, and so the clock both events are stamped by.
 void print_trace_summary(const Json &events, int nprocs) {
   struct Sum {
     uint64_t n = 0;
     double us = 0;
   };
   struct Rank {
-    Sum fault, barrier, acquire, flush, serve, update;
-    double fault_before_serve_us = 0;
+    Sum fault, barrier, acquire, flush, serve, update, grant;
+    double fault_before_serve_us = 0, acquire_before_grant_us = 0;
   };
   std::vector<Rank> ranks(static_cast<size_t>(nprocs));
-  std::map<std::pair<int, std::string>, std::vector<double>> served;  // (home, page): starts
+  std::map<std::pair<int, std::string>, std::vector<double>> served;   // (home, page): starts
+  std::map<std::pair<int, std::string>, std::vector<double>> granted;  // (acquirer, lock): starts
   for (const Json &e : events) {
     if (e.value("ph", "") != "X") continue;
     const int pid = e.value("pid", -1);
@@ -829,40 +832,50 @@ void print_trace_summary(const Json &events, int nprocs) {
     const double dur = e.value("dur", 0.0);
     Sum *s = name == "fault" ? &r.fault : name == "barrier" ? &r.barrier : name == "acquire" ? &r.acquire
            : name == "flush" ? &r.flush : name == "serve page" ? &r.serve : name == "apply update" ? &r.update
-           : nullptr;
+           : name == "grant" ? &r.grant : nullptr;
     if (!s) continue;
     s->n++;
     s->us += dur;
-    if (name == "serve page") served[{pid, e.value("args", Json::object()).value("page", "")}].push_back(e.value("ts", 0.0));
-  }
-  for (auto &[key, starts] : served) std::sort(starts.begin(), starts.end());
-  for (const Json &e : events) {
-    if (e.value("ph", "") != "X" || e.value("name", "") != "fault") continue;
     const Json args = e.value("args", Json::object());
-    const int pid = e.value("pid", -1), home = args.value("peer", -1);
+    if (name == "serve page") served[{pid, args.value("page", "")}].push_back(e.value("ts", 0.0));
+    if (name == "grant") granted[{args.value("peer", -1), args.value("lock", "")}].push_back(e.value("ts", 0.0));
+  }
+  for (auto *m : {&served, &granted})
+    for (auto &[key, starts] : *m) std::sort(starts.begin(), starts.end());
+  // The part of a wait before its answer began: all of it if no answer began within it.
+  auto before = [](const auto &starts, const auto &key, double ts, double dur) {
+    auto it = starts.find(key);
+    if (it == starts.end()) return dur;
+    auto s = std::lower_bound(it->second.begin(), it->second.end(), ts);
+    return s != it->second.end() && *s <= ts + dur ? *s - ts : dur;
+  };
+  for (const Json &e : events) {
+    const std::string name = e.value("name", "");
+    if (e.value("ph", "") != "X" || (name != "fault" && name != "acquire")) continue;
+    const Json args = e.value("args", Json::object());
+    const int pid = e.value("pid", -1);
     if (pid < 0 || pid >= nprocs) continue;
     const double ts = e.value("ts", 0.0), dur = e.value("dur", 0.0);
-    auto it = served.find({home, args.value("page", "")});
-    double before = dur;  // no serve event of the home within the wait: counted whole
-    if (it != served.end()) {
-      auto s = std::lower_bound(it->second.begin(), it->second.end(), ts);
-      if (s != it->second.end() && *s <= ts + dur) before = *s - ts;
-    }
-    ranks[static_cast<size_t>(pid)].fault_before_serve_us += before;
+    Rank &r = ranks[static_cast<size_t>(pid)];
+    if (name == "fault")
+      r.fault_before_serve_us += before(served, std::pair{args.value("peer", -1), args.value("page", "")}, ts, dur);
+    else
+      r.acquire_before_grant_us += before(granted, std::pair{pid, args.value("lock", "")}, ts, dur);
   }
   std::fprintf(stderr,
                "mwrun: where each rank's time went (ms; a fault's wait split at the moment its home "
-               "began serving it)\n"
-               "rank      faults  fault wait  before served    barrier wait  acquire wait      "
-               "flushes  flushing   pages served  serving   updates  applying\n");
+               "began serving it, an acquire's at the moment a rank began granting it)\n"
+               "rank      faults  fault wait  before served    acquires  acquire wait  before granted    "
+               "barrier wait   flushes  flushing   pages served  serving   grants  granting   updates  applying\n");
+  auto count = [](const Sum &s) { return static_cast<unsigned long long>(s.n); };
   for (int p = 0; p < nprocs; p++) {
     const Rank &r = ranks[static_cast<size_t>(p)];
     std::fprintf(stderr,
-                 "%-6d %9llu %11.3f %14.3f %15.3f %13.3f %12llu %9.3f %14llu %8.3f %9llu %9.3f\n", p,
-                 static_cast<unsigned long long>(r.fault.n), r.fault.us / 1e3, r.fault_before_serve_us / 1e3,
-                 r.barrier.us / 1e3, r.acquire.us / 1e3, static_cast<unsigned long long>(r.flush.n),
-                 r.flush.us / 1e3, static_cast<unsigned long long>(r.serve.n), r.serve.us / 1e3,
-                 static_cast<unsigned long long>(r.update.n), r.update.us / 1e3);
+                 "%-6d %9llu %11.3f %14.3f %11llu %13.3f %15.3f %15.3f %9llu %9.3f %14llu %8.3f %8llu %9.3f %9llu %9.3f\n",
+                 p, count(r.fault), r.fault.us / 1e3, r.fault_before_serve_us / 1e3, count(r.acquire),
+                 r.acquire.us / 1e3, r.acquire_before_grant_us / 1e3, r.barrier.us / 1e3, count(r.flush),
+                 r.flush.us / 1e3, count(r.serve), r.serve.us / 1e3, count(r.grant), r.grant.us / 1e3,
+                 count(r.update), r.update.us / 1e3);
   }
 }
 

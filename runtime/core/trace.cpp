@@ -91,10 +91,10 @@ void finish(const char *call) {
     if (e.peer >= 0) args["peer"] = e.peer;
     if (e.object) {
       std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(e.object));
-      args[e.kind == Kind::kAcquire ? "lock" : "page"] = hex;
+      args[e.kind == Kind::kAcquire || e.kind == Kind::kGrant ? "lock" : "page"] = hex;
     }
     if (e.kind == Kind::kFault || e.kind == Kind::kServe || e.kind == Kind::kFlush) args["pages"] = e.count;
-    if (e.kind == Kind::kUpdate) args["bytes"] = e.count;
+    if (e.kind == Kind::kUpdate || e.kind == Kind::kGrant) args["bytes"] = e.count;
     events.push_back({{"ph", "X"},
                       {"name", name(e.kind)},
                       {"pid", g.rank},

@@ -1,7 +1,7 @@
 // A timeline of where a rank's time goes (mwrun --trace, MW_TRACE): each copyset fault,
 // each page request served, each flush of pending updates, each barrier's wait, each
-// remote acquire and each update applied, with its start, its length, the peer and the
-// page or lock. The statistics (core/stats.hpp) say how long a rank waited in all; the
+// remote acquire, each lock granted and each update applied, with its start, its length,
+// the peer and the page or lock. The statistics (core/stats.hpp) say how long a rank waited in all; the
 // timeline says for which page, behind what the peer was doing at that moment, which is
 // what a slow fault is explained by (docs/PERFORMANCE.md, "Seeing where the time goes").
 //
@@ -32,6 +32,7 @@ enum class Kind : uint8_t {
   kBarrier,  // a barrier's wait, once this rank's updates are sent
   kAcquire,  // a lock acquire waiting for its grant (peer: the lock's manager)
   kUpdate,   // an update message applied here (peer: its sender; count: bytes)
+  kGrant,    // a lock granted to another rank, its data sent (peer: the acquirer; count: bytes)
   kCount
 };
 constexpr const char *name(Kind k) {
@@ -42,6 +43,7 @@ constexpr const char *name(Kind k) {
     case Kind::kBarrier: return "barrier";
     case Kind::kAcquire: return "acquire";
     case Kind::kUpdate: return "apply update";
+    case Kind::kGrant: return "grant";
     case Kind::kCount: break;
   }
   return "unknown";

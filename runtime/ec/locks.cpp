@@ -20,6 +20,7 @@
 #include "ec/barriers.hpp"
 #include "ec/protocol.hpp"
 #include "core/stats.hpp"
+#include "core/trace.hpp"
 #include "ec/timestamps.hpp"
 #include "transport/transport.hpp"
 #include "ec/updates.hpp"
@@ -264,6 +265,7 @@ std::string describe(const Range &r) {
 
 // Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
 void grant(Lock &k, const Request &r) {
+  trace::Span granting(trace::Kind::kGrant, r.rank, k.addr);
   protocol::lock_moving();
   const uint64_t now = protocol::tick();
   std::vector<timestamps::Run> runs;
@@ -299,6 +301,8 @@ void grant(Lock &k, const Request &r) {
   // a non-exclusive one leaves a reader to revoke, which answers only after its grant).
   if (k.unused_ahead.exchange(false, std::memory_order_relaxed)) g_ahead_wasted++;
   GrantExtra ex{r.mode, 0, r.opens};
+  if (trace::on())
+    for (const timestamps::Run &run : runs) granting.count += run.len;
   updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now,
                 transport::Bulk::kDeferred);
   if (r.mode == MW_EXCLUSIVE) {

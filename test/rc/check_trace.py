@@ -15,7 +15,8 @@ test/rc/faults.c) under mwrun --model rc --trace=FILE --stats=json:STATS, then c
   - each fault names a page of the window (a multiple of the page size), a home that is
     another rank and the pages it asked for (>= 1); each home records at least as many
     "serve page" events as faults were sent to it (a forwarded request counts at both);
-  - flushes and updates applied appear (release consistency pushes updates);
+  - flushes and updates applied appear (release consistency pushes updates), and every
+    remote acquire of a rank has a "grant" event to it at another rank;
 and without mwrun, MW_TRACE=PATH makes a one-rank job (--probe) write PATH.0.json.
 """
 import argparse
@@ -103,6 +104,10 @@ def main():
             served = sum(1 for e in spans if e["name"] == "serve page" and e["pid"] == h)
             check(served >= sent_here, f"rank {h} served {served} page requests, {sent_here} faults asked it")
         check(any(e["name"] == "apply update" for e in spans), "no update applied anywhere")
+        for a in range(o.nprocs):
+            acquired = sum(1 for e in spans if e["name"] == "acquire" and e["pid"] == a)
+            grants = sum(1 for e in spans if e["name"] == "grant" and e["pid"] != a and e["args"].get("peer") == a)
+            check(grants >= acquired, f"rank {a} waited for {acquired} grants, {grants} were granted to it")
 
         # Without mwrun: MW_TRACE=PATH, one rank, PATH.0.json.
         solo = os.path.join(tmp, "solo")
