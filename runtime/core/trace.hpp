@@ -1,9 +1,10 @@
 // A timeline of where a rank's time goes (mwrun --trace, MW_TRACE): each copyset fault,
 // each page request served, each flush of pending updates, each barrier's wait, each
 // remote acquire, each lock granted and each update applied, with its start, its length,
-// the peer and the page or lock. The statistics (core/stats.hpp) say how long a rank waited in all; the
-// timeline says for which page, behind what the peer was doing at that moment, which is
-// what a slow fault is explained by (docs/PERFORMANCE.md, "Seeing where the time goes").
+// the peer and the page or lock. The statistics (core/stats.hpp) say how long a rank
+// waited in all; the timeline says for which page, behind what the peer was doing at that
+// moment, which is what a slow fault is explained by (docs/PERFORMANCE.md, "Seeing where
+// the time goes").
 //
 //   { mw::trace::Span s(mw::trace::Kind::kServe, requester, page); ...; s.count = pages; }
 //
@@ -11,12 +12,12 @@
 // recorded by the same object that times them.
 //
 // Off unless asked for: a Span then costs a load and a predicted branch. On, it costs two
-// clock reads and one slot of a buffer of kCapacity events shared by the rank's threads;
+// clock reads and one slot of a buffer of 2^18 events shared by the rank's threads;
 // events after the buffer is full are counted, not kept. At mw_finalize the rank writes its
 // events as a Chrome trace (JSON, Perfetto and chrome://tracing read it; one process per
 // rank, one track per thread), under mwrun to MW_JOB_DIR/trace.<rank>.json, which mwrun
-// merges into one file, otherwise to MW_TRACE.<rank>.json. Times are CLOCK_MONOTONIC: the
-// ranks of one host share it, ranks on different hosts do not.
+// merges into one file, otherwise to MW_TRACE.<rank>.json. Times are the steady clock
+// (CLOCK_MONOTONIC): the ranks of one host share it, ranks on different hosts do not.
 #pragma once
 
 #include <atomic>
