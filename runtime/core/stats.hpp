@@ -22,7 +22,6 @@
 
 #include <array>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -138,12 +137,9 @@ inline void add_wait(Wait w, uint64_t ns) {
   detail::add(detail::g_events.wait_ns[static_cast<size_t>(w)], ns);
 }
 
-// Nanoseconds of the monotonic clock.
-inline uint64_t now_ns() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
+// Nanoseconds of the monotonic clock: the timeline's, so that a timed wait records there
+// what it measured (ScopedWait).
+using trace::now_ns;
 
 // Adds the time from its construction to its destruction to the wait of kind w, and with
 // a timeline on (core/trace.hpp) records it there, with the peer waited for and the page

@@ -114,10 +114,10 @@ void finish(const char *call) {
   const std::string text = doc.dump();
   FILE *f = std::fopen(g.path.c_str(), "w");
   if (!f) fatal_errno(call, "cannot write the trace to %s", g.path.c_str());
-  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const int saved = errno;
-  if (std::fclose(f) != 0 || !ok) {
-    errno = ok ? errno : saved;
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int write_errno = errno;
+  if (std::fclose(f) != 0 || !written) {
+    if (!written) errno = write_errno;  // else fclose's
     fatal_errno(call, "cannot write the trace to %s", g.path.c_str());
   }
 }

@@ -52,7 +52,7 @@ constexpr const char *name(Kind k) {
 
 extern std::atomic<bool> g_on;
 inline bool on() { return g_on.load(std::memory_order_relaxed); }
-// The statistics' clock (stats::now_ns), so that a timed wait records what it measured.
+// Nanoseconds of the monotonic clock; the statistics time with it too (stats::now_ns).
 inline uint64_t now_ns() {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
