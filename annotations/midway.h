@@ -88,6 +88,8 @@ static inline unsigned char *mw_shadow(const void *p) {
 
 /* Runtime entry points called by compiled code (never by hand). */
 void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) ∩ window */
+/* marks rows r < rows of [addr + r*stride, +len) ∩ window (a block written column by column) */
+void __mw_mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows);
 
 /* ------------------------------------------------------------------------------------
  * The check build (mwcc -fmidway-check): the contract between the pass and the runtime

@@ -23,9 +23,11 @@
 //   * choose:  classify each accessed pointer by its underlying objects (private
 //     memory needs no mark, shared globals need no window check), replace
 //     the marks of stores that cover a contiguous range in a loop by one mark
-//     after the loop, pick the C library calls whose writes it can compute,
-//     warn about calls and inline asm that may write memory it cannot mark,
-//     and, with -midway-polls, choose the loops that poll (Polls.cpp);
+//     after the loop (and those of a block written column by column by one
+//     call for its rows, after the nest), pick the C library calls whose
+//     writes it can compute, warn about calls and inline asm that may write
+//     memory it cannot mark, and, with -midway-polls, choose the loops that
+//     poll (Polls.cpp);
 //   * instrument: emit the marks, right after each write, call or loop; in a
 //     check build the checks, before each access (Checks.cpp); the polls last.
 //
@@ -121,6 +123,14 @@ static cl::opt<bool> ClLoopRanges(
              "instead of after every store"),
     cl::init(true), cl::cat(MidwayCategory));
 
+static cl::opt<bool> ClStridedRanges(
+    "midway-strided-ranges",
+    cl::desc("Mark the rows a loop nest writes column by column (a transpose: "
+             "the inner loop strides, the outer one steps by the stores' "
+             "width) with one call after the outer loop, instead of after "
+             "every store"),
+    cl::init(true), cl::cat(MidwayCategory));
+
 static cl::opt<unsigned> ClInlineRangeBytes(
     "midway-inline-range-bytes",
     cl::desc("Mark a loop's range of run-time length inline, with a word-wide "
@@ -177,6 +187,8 @@ ALWAYS_ENABLED_STATISTIC(NumOmittedPrivate,
 ALWAYS_ENABLED_STATISTIC(NumCoalescedInLoop,
                          "Number of writes marked by a loop range instead");
 ALWAYS_ENABLED_STATISTIC(NumLoopRanges, "Number of loop ranges marked");
+ALWAYS_ENABLED_STATISTIC(NumStridedRanges,
+                         "Number of loop ranges marked as rows a stride apart");
 ALWAYS_ENABLED_STATISTIC(NumMergedInBlock,
                          "Number of stores marked by a merged mark in their block");
 ALWAYS_ENABLED_STATISTIC(NumLibCallsMarked,
@@ -804,6 +816,13 @@ public:
                                  PtrTy, IntptrTy);
   }
 
+  FunctionCallee getMarkRowsFn() {
+    AttributeList Attrs =
+        AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+    return M.getOrInsertFunction("__mw_mark_rows", Attrs, Type::getVoidTy(Ctx),
+                                 PtrTy, IntptrTy, IntptrTy, IntptrTy);
+  }
+
   FunctionCallee getStrLenFn() {
     return M.getOrInsertFunction("strlen", IntptrTy, PtrTy);
   }
@@ -848,7 +867,8 @@ struct ScanfCall {
 /// A write [Ptr, Ptr + Size) made on every iteration of a loop L, where it is
 /// planned, with Ptr = {Start,+,Step}<L>: a store or memory intrinsic in block
 /// From, or the range of a whole inner loop, made on the edge From -> To out of
-/// it.
+/// it. With Rows, it is Rows such ranges, Stride apart; a Column is one inner
+/// loop's run of stores, a piece per row (see strideAcross).
 struct LoopWrite {
   const SCEV *Ptr;
   const SCEV *Size;
@@ -857,9 +877,13 @@ struct LoopWrite {
   BasicBlock *From;
   BasicBlock *To;
   SmallVector<Write *, 4> Writes; // the writes it stands for
+  const SCEV *Rows = nullptr;
+  const SCEV *Stride = nullptr;
+  bool Column = false;
 };
 
-/// A range marked once on the edge Latch -> Exit out of a loop.
+/// A range marked once on the edge Latch -> Exit out of a loop; with Rows, that
+/// many ranges of Len bytes, Stride apart.
 struct LoopRange {
   BasicBlock *Latch;
   BasicBlock *Exit;
@@ -867,6 +891,8 @@ struct LoopRange {
   const SCEV *Len;
   Align Alignment;
   Region R;
+  const SCEV *Rows = nullptr;
+  const SCEV *Stride = nullptr;
 };
 
 /// The shape that makes a mark after loop L stand for every iteration: L leaves
@@ -933,6 +959,10 @@ private:
   bool executesOnEveryIteration(const LoopWrite &W, const LoopShape &Shape);
   std::optional<LoopWrite> coalesce(const LoopShape &Shape,
                                     ArrayRef<const LoopWrite *> Group);
+  std::optional<LoopWrite> strideAcross(Loop *L, const LoopShape &Shape,
+                                        ArrayRef<const LoopWrite *> Group);
+  SmallVector<SmallVector<size_t, 4>, 2>
+  adjacentRuns(ArrayRef<const LoopWrite *> Group, ArrayRef<size_t> Members);
   void settle(const LoopWrite &W);
   void mergeAdjacentStores();
   void mergeRun(ArrayRef<std::pair<int64_t, Write *>> Run, Value *Base);
@@ -972,6 +1002,8 @@ private:
   void markRange(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
                  Value *Len, Align Alignment, bool CheckWindow,
                  bool InlineShort = false);
+  void markRows(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
+                Value *Len, Value *Rows, Value *Stride, bool CheckWindow);
   void markBytes(Instruction *InsertBefore, const DebugLoc &Loc, Value *Addr,
                  ArrayRef<ByteRange> Bytes, Align Alignment, bool CheckWindow,
                  Value *Cond = nullptr);
@@ -1315,9 +1347,11 @@ void FunctionInstrumenter::planLoop(
       const auto *First = cast<SCEVAddRecExpr>(LoopWrites[I].Ptr);
       SmallVector<const LoopWrite *, 4> Group{&LoopWrites[I]};
       SmallVector<size_t, 4> Members{I};
-      for (size_t J = I + 1; J != E; ++J) {
+      // Rows from an inner loop are coalesced alone.
+      for (size_t J = I + 1; J != E && !LoopWrites[I].Rows; ++J) {
         const auto *Other = cast<SCEVAddRecExpr>(LoopWrites[J].Ptr);
-        if (!Done[J] && executesOnEveryIteration(LoopWrites[J], *Shape) &&
+        if (!Done[J] && !LoopWrites[J].Rows &&
+            executesOnEveryIteration(LoopWrites[J], *Shape) &&
             Other->getStepRecurrence(SE) == First->getStepRecurrence(SE) &&
             isa<SCEVConstant>(
                 SE.getMinusSCEV(Other->getStart(), First->getStart()))) {
@@ -1325,20 +1359,40 @@ void FunctionInstrumenter::planLoop(
           Members.push_back(J);
         }
       }
-      std::optional<LoopWrite> Range = coalesce(*Shape, Group);
-      if (!Range)
+      // Lifts the range into the parent loop if it steps through that one
+      // too, or settles it; a column that does not lift is dropped, and its
+      // stores keep their marks.
+      auto Take = [&](LoopWrite &Range, ArrayRef<size_t> Taken) {
+        Loop *Parent = L->getParentLoop();
+        const auto *Start = dyn_cast<SCEVAddRecExpr>(Range.Ptr);
+        const bool Lifts =
+            Parent && Start && Start->getLoop() == Parent &&
+            Start->isAffine() && SE.isLoopInvariant(Range.Size, Parent) &&
+            Parent->contains(Shape->Exit) &&
+            (!Range.Rows || (SE.isLoopInvariant(Range.Rows, Parent) &&
+                             SE.isLoopInvariant(Range.Stride, Parent)));
+        if (Range.Column && !Lifts)
+          return;
+        for (size_t J : Taken)
+          Done[J] = true;
+        if (Lifts)
+          Pending[Parent].push_back(std::move(Range));
+        else
+          settle(Range);
+      };
+      if (std::optional<LoopWrite> Range = coalesce(*Shape, Group)) {
+        Take(*Range, Members);
         continue;
-      for (size_t J : Members)
-        Done[J] = true;
-      // Lift the range into the parent loop if it steps through that one too.
-      Loop *Parent = L->getParentLoop();
-      const auto *Start = dyn_cast<SCEVAddRecExpr>(Range->Ptr);
-      if (Parent && Start && Start->getLoop() == Parent && Start->isAffine() &&
-          SE.isLoopInvariant(Range->Size, Parent) &&
-          Parent->contains(Shape->Exit))
-        Pending[Parent].push_back(std::move(*Range));
-      else
-        settle(*Range);
+      }
+      // Bytes with gaps between them (the inner loop of a transpose unrolled:
+      // rows j and j + 1): each run of adjacent ones may be a column.
+      for (ArrayRef<size_t> Run : adjacentRuns(Group, Members)) {
+        SmallVector<const LoopWrite *, 4> Part;
+        for (size_t J : Run)
+          Part.push_back(&LoopWrites[J]);
+        if (std::optional<LoopWrite> Column = strideAcross(L, *Shape, Part))
+          Take(*Column, Run);
+      }
     }
   }
   for (size_t I = 0, E = LoopWrites.size(); I != E; ++I)
@@ -1403,11 +1457,13 @@ FunctionInstrumenter::coalesce(const LoopShape &Shape,
   SCEVExpander Expander(SE, DL, "midway.range");
   Instruction *Proxy = Shape.Latch->getTerminator();
   if (!Expander.isSafeToExpandAt(Start, Proxy) ||
-      !Expander.isSafeToExpandAt(Len, Proxy))
+      !Expander.isSafeToExpandAt(Len, Proxy) ||
+      (First.Rows && (!Expander.isSafeToExpandAt(First.Rows, Proxy) ||
+                      !Expander.isSafeToExpandAt(First.Stride, Proxy))))
     return std::nullopt;
 
   LoopWrite Range{Start,      Len, First.Alignment, First.R, Shape.Latch,
-                  Shape.Exit, {}};
+                  Shape.Exit, {},  First.Rows,      First.Stride};
   for (const LoopWrite *W : Group) {
     Range.Alignment = std::min(Range.Alignment, W->Alignment);
     if (W->R != Region::Shared)
@@ -1417,17 +1473,111 @@ FunctionInstrumenter::coalesce(const LoopShape &Shape,
   return Range;
 }
 
-/// Marks a loop write that is not coalesced (further) where it is: a store
-/// keeps its own mark; an inner loop's range is marked on that loop's exit
-/// edge.
+/// The members of a group (writes of constant size at constant distances)
+/// split where their bytes in one iteration leave a gap, in address order;
+/// none if a size is not constant.
+SmallVector<SmallVector<size_t, 4>, 2>
+FunctionInstrumenter::adjacentRuns(ArrayRef<const LoopWrite *> Group,
+                                   ArrayRef<size_t> Members) {
+  SmallVector<SmallVector<size_t, 4>, 2> Runs;
+  if (!ClStridedRanges || any_of(Group, [](const LoopWrite *W) {
+        return !isa<SCEVConstant>(W->Size);
+      }))
+    return Runs;
+  const SCEV *Base = cast<SCEVAddRecExpr>(Group.front()->Ptr)->getStart();
+  SmallVector<std::tuple<int64_t, int64_t, size_t>, 4> Bytes; // [lo, hi), member
+  for (size_t K = 0; K != Group.size(); ++K) {
+    int64_t Lo = cast<SCEVConstant>(
+                     SE.getMinusSCEV(
+                         cast<SCEVAddRecExpr>(Group[K]->Ptr)->getStart(), Base))
+                     ->getAPInt()
+                     .getSExtValue();
+    Bytes.push_back(
+        {Lo, Lo + cast<SCEVConstant>(Group[K]->Size)->getAPInt().getSExtValue(),
+         Members[K]});
+  }
+  sort(Bytes);
+  int64_t Hi = 0;
+  for (auto [Lo, End, Member] : Bytes) {
+    if (Runs.empty() || Lo > Hi)
+      Runs.emplace_back();
+    Hi = Runs.back().empty() ? End : std::max(Hi, End);
+    Runs.back().push_back(Member);
+  }
+  return Runs;
+}
+
+/// The rows a nest writes column by column. A group of stores whose bytes do
+/// not fill L's step (dst[j * ld + i] in the inner loop j) writes, over L, one
+/// piece of the group's width per iteration, Step apart: as a write of L's
+/// parent, that is Rows = trip count pieces starting at the first one. If the
+/// parent steps that start by the width (i: the next column), the parent's
+/// whole run fills Rows rows, and coalesce makes them one strided mark after
+/// it (planLoop lifts the group only then; otherwise its stores keep their
+/// marks). Each row is marked exactly: every byte of it was written.
+std::optional<LoopWrite>
+FunctionInstrumenter::strideAcross(Loop *L, const LoopShape &Shape,
+                                   ArrayRef<const LoopWrite *> Group) {
+  if (!ClStridedRanges || !L->getParentLoop() ||
+      any_of(Group, [](const LoopWrite *W) {
+        return W->To || W->Rows || !isa<SCEVConstant>(W->Size);
+      }))
+    return std::nullopt;
+  const LoopWrite &First = *Group.front();
+  const SCEV *Base = cast<SCEVAddRecExpr>(First.Ptr)->getStart();
+  // The group's bytes in one iteration, at offsets from Base: one interval.
+  SmallVector<std::pair<int64_t, int64_t>, 4> Intervals;
+  for (const LoopWrite *W : Group) {
+    int64_t Offset = cast<SCEVConstant>(SE.getMinusSCEV(
+                         cast<SCEVAddRecExpr>(W->Ptr)->getStart(), Base))
+                         ->getAPInt()
+                         .getSExtValue();
+    int64_t Size = cast<SCEVConstant>(W->Size)->getAPInt().getSExtValue();
+    Intervals.push_back({Offset, Offset + Size});
+  }
+  sort(Intervals);
+  int64_t Lo = Intervals.front().first, Hi = Intervals.front().second;
+  for (auto [IntervalLo, IntervalHi] : Intervals) {
+    if (IntervalLo > Hi)
+      return std::nullopt;
+    Hi = std::max(Hi, IntervalHi);
+  }
+  const SCEV *BTC =
+      SE.getTruncateOrZeroExtend(Shape.BackedgeTakenCount, IntptrTy);
+  LoopWrite Column{
+      SE.getAddExpr(Base, SE.getConstant(IntptrTy, Lo, /*isSigned=*/true)),
+      SE.getConstant(IntptrTy, Hi - Lo),
+      First.Alignment,
+      First.R,
+      Shape.Latch,
+      Shape.Exit,
+      {},
+      SE.getAddExpr(BTC, SE.getOne(IntptrTy)),
+      cast<SCEVAddRecExpr>(First.Ptr)->getStepRecurrence(SE),
+      /*Column=*/true};
+  for (const LoopWrite *W : Group) {
+    Column.Alignment = std::min(Column.Alignment, W->Alignment);
+    if (W->R != Region::Shared)
+      Column.R = Region::Unknown;
+    append_range(Column.Writes, W->Writes);
+  }
+  return Column;
+}
+
+/// Marks a loop write that is not coalesced (further) where it is: a store,
+/// or a column its parent did not fill rows with, keeps its own marks; an
+/// inner loop's range is marked on that loop's exit edge.
 void FunctionInstrumenter::settle(const LoopWrite &W) {
-  if (!W.To)
+  if (!W.To || W.Column)
     return;
-  Ranges.push_back({W.From, W.To, W.Ptr, W.Size, W.Alignment, W.R});
+  Ranges.push_back(
+      {W.From, W.To, W.Ptr, W.Size, W.Alignment, W.R, W.Rows, W.Stride});
   for (Write *Covered : W.Writes)
     Covered->Coalesced = true;
   NumCoalescedInLoop += W.Writes.size();
   ++NumLoopRanges;
+  if (W.Rows)
+    ++NumStridedRanges;
 }
 
 //===----------------------------------------------------------------------===//
@@ -1735,7 +1885,7 @@ bool FunctionInstrumenter::instrument() {
   DenseMap<std::pair<BasicBlock *, BasicBlock *>, Instruction *> MarkPoints;
   struct RangeMark {
     Instruction *InsertBefore;
-    Value *Start, *Len;
+    Value *Start, *Len, *Rows, *Stride;
     const LoopRange &Range;
   };
   SmallVector<RangeMark, 4> RangeMarks;
@@ -1752,7 +1902,12 @@ bool FunctionInstrumenter::instrument() {
     }
     Value *Start = Expander.expandCodeFor(Range.Start, PtrTy, InsertBefore);
     Value *Len = Expander.expandCodeFor(Range.Len, IntptrTy, InsertBefore);
-    RangeMarks.push_back({InsertBefore, Start, Len, Range});
+    Value *Rows = nullptr, *Stride = nullptr;
+    if (Range.Rows) {
+      Rows = Expander.expandCodeFor(Range.Rows, IntptrTy, InsertBefore);
+      Stride = Expander.expandCodeFor(Range.Stride, IntptrTy, InsertBefore);
+    }
+    RangeMarks.push_back({InsertBefore, Start, Len, Rows, Stride, Range});
   }
 
   // Every mark is either made unconditionally or behind a window check.
@@ -1763,6 +1918,12 @@ bool FunctionInstrumenter::instrument() {
   bool Changed = !RangeMarks.empty();
   for (const RangeMark &Mark : RangeMarks) {
     Count(Mark.Range.R);
+    if (Mark.Rows) {
+      markRows(Mark.InsertBefore, Mark.Range.Latch->getTerminator()->getDebugLoc(),
+               Mark.Start, Mark.Len, Mark.Rows, Mark.Stride,
+               Mark.Range.R == Region::Unknown);
+      continue;
+    }
     markRange(Mark.InsertBefore,
               Mark.Range.Latch->getTerminator()->getDebugLoc(), Mark.Start,
               Mark.Len, Mark.Range.Alignment, Mark.Range.R == Region::Unknown,
@@ -2306,6 +2467,23 @@ void FunctionInstrumenter::markRange(Instruction *InsertBefore,
   IRB.CreateCall(MI.getMarkRangeFn(), {Addr, Len})
       ->setMetadata(LLVMContext::MD_nosanitize,
                     MDNode::get(F.getContext(), {}));
+}
+
+/// Marks Rows ranges of Len bytes, the first at Addr and each Stride bytes
+/// after the last, before InsertBefore: a call to the runtime, which loops over
+/// them (one call for a whole block of a transpose). A block lies in one
+/// object, so checking its first byte against the window checks them all.
+void FunctionInstrumenter::markRows(Instruction *InsertBefore,
+                                    const DebugLoc &Loc, Value *Addr, Value *Len,
+                                    Value *Rows, Value *Stride,
+                                    bool CheckWindow) {
+  IRBuilder<> IRB(InsertBefore);
+  IRB.SetCurrentDebugLocation(Loc);
+  if (CheckWindow)
+    IRB.SetInsertPoint(SplitBlockAndInsertIfThen(
+        inWindow(IRB, Addr), InsertBefore, /*Unreachable=*/false));
+  IRB.CreateCall(MI.getMarkRowsFn(), {Addr, Len, Stride, Rows})
+      ->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(F.getContext(), {}));
 }
 
 /// Marks the given bytes at Addr before InsertBefore, if Cond holds and, when

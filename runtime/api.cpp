@@ -312,6 +312,12 @@ MW_EXPORT void __mw_poll(void) {
 
 MW_EXPORT void __mw_mark_range(const void *addr, size_t len) { mw::dirty::mark(addr, len); }
 
+MW_EXPORT void __mw_mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
+  uintptr_t row = reinterpret_cast<uintptr_t>(addr);
+  for (size_t r = 0; r < rows; ++r, row += static_cast<uintptr_t>(stride))
+    mw::dirty::mark(reinterpret_cast<const void *>(row), len);
+}
+
 MW_EXPORT void mw_written(const void *addr, size_t len) {
   if (len == 0) return;
   if (!addr || !mw::window::is_shared(addr, len))

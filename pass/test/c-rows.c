@@ -1,0 +1,116 @@
+// Rows: a nest that writes a block column by column (a transpose: the inner loop
+// strides down a column, the outer loop steps to the next column by the width the
+// inner loop's stores write) is marked once after the outer loop, with one runtime
+// call for all the rows (__mw_mark_rows: Rows ranges of Len bytes, Stride apart),
+// instead of a mark after every store. Each row is exactly the bytes written; a nest
+// whose rows would have gaps, or whose inner loop runs a different number of times
+// per column, or writes only sometimes, keeps its per-store marks.
+// RUN: %clang_mw -O2 -fno-discard-value-names -S -emit-llvm -o - %s | FileCheck %s
+// RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -midway-strided-ranges=false -fno-discard-value-names -S -emit-llvm -o - %s \
+// RUN:   | FileCheck %s --check-prefix=OFF
+// RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -stats -S -o /dev/null %s 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=STATS
+
+// One for transpose, two for shared_block (below).
+// STATS: 3 midway-instrument - Number of loop ranges marked as rows a stride apart
+
+#include <midway.h>
+
+#define N 256
+MW_SHARED double M[N][N + 4][2];
+
+// Complex numbers (pairs of doubles), as Splash-3's FFT transposes them: rows of
+// 16 * n bytes, 16 * ld apart, n of them. dst may or may not be in the window:
+// checked once, before the call.
+// CHECK-LABEL: define {{.*}}void @transpose(
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK:         [[LEN:%.*]] = shl i64 %n, 4
+// CHECK-NEXT:    [[STRIDE:%.*]] = shl i64 %ld, 4
+// CHECK-NEXT:    ptrtoint ptr %dst to i64
+// CHECK-NEXT:    sub i64 {{%.*}}, 1073741824
+// CHECK-NEXT:    icmp ult i64 {{%.*}}, 1099511627776
+// CHECK:         call void @__mw_mark_rows(ptr %dst, i64 [[LEN]], i64 [[STRIDE]], i64 %n), !nosanitize
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK:       }
+// OFF-LABEL: define {{.*}}void @transpose(
+// OFF-NOT:     __mw_mark_rows
+// OFF:         store double
+// OFF:         store i16 -1
+// OFF:       }
+void transpose(double *dst, const double *src, long n, long ld) {
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++) {
+      dst[2 * (j * ld + i)] = src[2 * (i * ld + j)];
+      dst[2 * (j * ld + i) + 1] = src[2 * (i * ld + j) + 1];
+    }
+}
+
+// A shared array with constant bounds: no window check. The compiler unrolls the
+// inner loop by two (rows j and j + 1 in one iteration), so the block is two sets
+// of rows, even and odd, each 4096 bytes long and two rows (2 * 4160 bytes) apart.
+// CHECK-LABEL: define {{.*}}void @shared_block(
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK-NOT:     icmp ult i64 {{%.*}}, 1099511627776
+// CHECK:         call void @__mw_mark_rows(ptr @M, i64 4096, i64 8320, i64 128), !nosanitize
+// CHECK-NEXT:    call void @__mw_mark_rows(ptr getelementptr inbounds (i8, ptr @M, i64 4160), i64 4096, i64 8320, i64 128), !nosanitize
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK:       }
+void shared_block(const double *src) {
+  for (long i = 0; i < N; i++)
+    for (long j = 0; j < N; j++) {
+      M[j][i][0] = src[2 * (i * N + j)];
+      M[j][i][1] = src[2 * (i * N + j) + 1];
+    }
+}
+
+// Only the real parts: the rows would have gaps (8 bytes written, 16 stepped).
+// CHECK-LABEL: define {{.*}}void @real_parts(
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:         store double 1.0
+// CHECK-NEXT:    ptrtoint
+// CHECK:         store i8 -1
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:       }
+void real_parts(double *dst, long n, long ld) {
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++)
+      dst[2 * (j * ld + i)] = 1.0;
+}
+
+// The inner loop's trip count changes with the column: not rows of one length.
+// CHECK-LABEL: define {{.*}}void @triangle(
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:         store i8 -1
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:       }
+void triangle(double *dst, long n, long ld) {
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < i; j++)
+      dst[j * ld + i] = 1.0;
+}
+
+// A store that not every iteration makes: its own mark.
+// CHECK-LABEL: define {{.*}}void @some(
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:         store double
+// CHECK-NEXT:    ptrtoint
+// CHECK:         store i8 -1
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:       }
+void some(double *dst, const double *src, long n, long ld) {
+  for (long i = 0; i < n; i++)
+    for (long j = 0; j < n; j++)
+      if (src[j] > 0)
+        dst[j * ld + i] = src[j];
+}
+
+// A column alone, with no loop around it to fill rows: its own marks.
+// CHECK-LABEL: define {{.*}}void @column(
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:         store i8 -1
+// CHECK-NOT:     __mw_mark_rows
+// CHECK:       }
+void column(double *dst, long n, long ld) {
+  for (long j = 0; j < n; j++)
+    dst[j * ld] = 1.0;
+}
