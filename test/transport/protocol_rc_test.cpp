@@ -337,6 +337,67 @@ TEST(Protocol, AnAcknowledgementOfNoUpdateStopsTheWriter) {
                  "malformed UPDATE_ACK message from rank 1: an acknowledgement of no update");
 }
 
+// Rank 0 allocates a heap page; rank 1 fetches it, then sends an update of it every
+// millisecond, as a writer whose page should move to it does (copysets.cpp, "the writer
+// becomes the home"). Rank 0 flushes every few milliseconds until, its own marks none and
+// rank 1's updates there at two flushes in a row, it offers rank 1 the page; rank 1
+// answers the offer of `offered` pages with `answer`.
+void (*g_offer_answer)(int allocator, size_t offered);
+std::atomic<uint64_t> g_offer_page{0};
+
+JobResult offer_answered_by_rank1(void (*answer)(int, size_t)) {
+  g_offer_answer = answer;
+  return run_job(two_ranks(), [](Child &c) {
+    start_heap_job(c, 2);
+    using transport::Header;
+    using Payload = std::span<const std::byte>;
+    if (c.rank() == 0) {
+      pending_updates::init();
+    } else {
+      // The page's address (rank 0 says it in a join notice, which two ranks never send).
+      transport::on(MsgType::kCopysetJoin, [](const Header &h, Payload payload) {
+        g_offer_page = protocol::read_body<copysets::MemberMsg>(h, payload).page;
+      });
+      transport::on(MsgType::kPageData, [](const Header &, Payload) {});
+      transport::on(MsgType::kUpdateAck, [](const Header &, Payload) {});
+      transport::on(MsgType::kHomeOffer, [](const Header &h, Payload payload) {
+        g_offer_answer(h.sender, payload.size() / sizeof(uint64_t));
+      });
+    }
+    c.start();
+    if (c.rank() == 0) {
+      const auto page = reinterpret_cast<uintptr_t>(
+          heap::allocate(window::page_size(), heap::kDefaultLine, "mw_malloc"));
+      protocol::send_body(1, MsgType::kCopysetJoin, copysets::MemberMsg{page, 0, 0});
+      for (int i = 0; i < 500; i++) {  // the answer stops this rank long before
+        pending_updates::flush();
+        usleep(5000);
+      }
+    } else {
+      transport::progress_until([] { return g_offer_page.load() != 0; });
+      const uint64_t page = g_offer_page;
+      protocol::send_body(0, MsgType::kPageRequest, copysets::PageRequest{page, 0, 1, -1, 0});
+      for (uint64_t flush = 1; flush < 3000; flush++) {
+        Bytes head;
+        append(head, updates::Head{0, 1, uint32_t{sizeof(UpdateExtra)}});
+        append(head, updates::RunDesc{page, 8, 0});
+        append(head, UpdateExtra{flush, 1, 0});
+        send_parts(0, MsgType::kUpdate, head, Bytes(8, std::byte{1}));
+        usleep(1000);
+      }
+    }
+    transport::close();
+  });
+}
+
+TEST(Protocol, AnAnswerToAnOfferOfTheWrongLengthStopsTheAllocator) {
+  expect_stopped(offer_answered_by_rank1([](int allocator, size_t offered) {
+                   std::vector<uint64_t> taken((offered + 63) / 64 + 1, ~uint64_t{0});
+                   transport::send(allocator, MsgType::kHomeAnswer, taken.data(), taken.size() * sizeof(uint64_t));
+                 }),
+                 "malformed HOME_ANSWER message from rank 1: an answer whose length does not match the offer's");
+}
+
 // ---- Release consistency: answers to a fetch under way ----------------------------------
 //
 // Rank 0 touches a page of rank 1's part of the heap (its home) and so asks for it; rank 1
