@@ -54,7 +54,9 @@
 
 #define MAXN 512 /* up to this size the matrices are static; larger ones, mw_malloc */
 #define MAXP 256 /* most ranks the program handles                                 */
-#define MAXK 1000 /* most iterations                                               */
+/* Most iterations: each is a phase of its own (iteration_<k>, which mm_compare.py and the
+ * main job read), beside input, compute and output, and a program names at most 32. */
+#define MAXK 29
 
 MW_SHARED __attribute__((aligned(4096))) float static_A[MAXN * MAXN];
 MW_SHARED __attribute__((aligned(4096))) float static_B[MAXN * MAXN];
