@@ -6,6 +6,10 @@
  *   jacobi  1024x1024 float Jacobi relaxation, 20 sweeps
  *   chase   a linked list threaded through shared memory in random order; each visit
  *           updates the node (stores through pointers the compiler cannot classify)
+ *   fft     the two halves of Splash-3's FFT on 256 rows of 256 complex numbers: radix-2
+ *           butterflies along each row (groups of 2^q elements, their halves written by
+ *           inner loops whose adjacency the pass cannot prove), then a transpose into
+ *           padded rows (a column written per inner loop)
  */
 #include <midway.h>
 #include <stddef.h>
@@ -23,6 +27,12 @@
 
 MW_SHARED static float A[MM_N][MM_N], B[MM_N][MM_N], C[MM_N][MM_N];
 MW_SHARED static float G[2][JACOBI_N][JACOBI_N];
+
+#define FFT_M 8
+#define FFT_N (1 << FFT_M) /* complex numbers per row, and rows */
+#define FFT_PAD 4
+MW_SHARED static double X[FFT_N][FFT_N][2], Y[FFT_N][FFT_N + FFT_PAD][2];
+static double twiddle[2 * FFT_N];
 
 struct node {
   struct node *next;
@@ -86,3 +96,43 @@ long KERNEL(chase_walk)(struct node *head) {
 }
 
 struct node *KERNEL(chase_head)(const int *perm) { return &nodes[perm[0]]; }
+
+void KERNEL(fft_init)(void) {
+  for (int i = 0; i < FFT_N; i++)
+    for (int j = 0; j < FFT_N; j++) {
+      X[i][j][0] = (double)((i * 7 + j) % 11) / 11;
+      X[i][j][1] = (double)((i + j * 3) % 13) / 13;
+    }
+  for (int j = 0; j < 2 * FFT_N; j++) twiddle[j] = (double)(j % 17) / 17 - 0.5;
+}
+
+/* One row in place, as Splash-3's FFT1DOnce loops: group size L = 2^q (int arithmetic),
+ * its lower half x1 and upper half x2 written by the innermost loop. */
+static void KERNEL(butterflies)(double *x) {
+  for (int q = 1; q <= FFT_M; q++) {
+    long L = 1 << q, groups = FFT_N / L, half = L / 2;
+    const double *w = &twiddle[2 * (half - 1)];
+    for (long k = 0; k < groups; k++) {
+      double *x1 = &x[2 * (k * L)], *x2 = &x[2 * (k * L + half)];
+      for (long j = 0; j < half; j++) {
+        double tr = w[2 * j] * x2[2 * j] - w[2 * j + 1] * x2[2 * j + 1];
+        double ti = w[2 * j] * x2[2 * j + 1] + w[2 * j + 1] * x2[2 * j];
+        double ur = x1[2 * j], ui = x1[2 * j + 1];
+        x2[2 * j] = ur - tr;
+        x2[2 * j + 1] = ui - ti;
+        x1[2 * j] = ur + tr;
+        x1[2 * j + 1] = ui + ti;
+      }
+    }
+  }
+}
+
+double KERNEL(fft)(void) {
+  for (int r = 0; r < FFT_N; r++) KERNEL(butterflies)(&X[r][0][0]);
+  for (int i = 0; i < FFT_N; i++)
+    for (int j = 0; j < FFT_N; j++) {
+      Y[j][i][0] = X[i][j][0];
+      Y[j][i][1] = X[i][j][1];
+    }
+  return Y[FFT_N - 1][FFT_N - 1][0];
+}

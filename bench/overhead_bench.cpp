@@ -12,14 +12,16 @@
 #include "midway.h"
 
 struct node;
-#define DECLARE(v)                                       \
-  extern "C" void mm_init_##v(void);                     \
-  extern "C" float mm_##v(void);                         \
-  extern "C" void jacobi_init_##v(void);                 \
-  extern "C" float jacobi_##v(int sweeps);               \
-  extern "C" void chase_init_##v(const int *perm);       \
-  extern "C" long chase_walk_##v(struct node *head);     \
-  extern "C" struct node *chase_head_##v(const int *perm);
+#define DECLARE(v)                                         \
+  extern "C" void mm_init_##v(void);                       \
+  extern "C" float mm_##v(void);                           \
+  extern "C" void jacobi_init_##v(void);                   \
+  extern "C" float jacobi_##v(int sweeps);                 \
+  extern "C" void chase_init_##v(const int *perm);         \
+  extern "C" long chase_walk_##v(struct node *head);       \
+  extern "C" struct node *chase_head_##v(const int *perm); \
+  extern "C" void fft_init_##v(void);                      \
+  extern "C" double fft_##v(void);
 DECLARE(plain)
 DECLARE(midway)
 
@@ -61,12 +63,25 @@ void BM_chase(benchmark::State &state) {
   for (auto _ : state) benchmark::DoNotOptimize(Walk(head));
 }
 
+// The butterflies change X in place, so each run starts from the same data.
+template <void (*Init)(), double (*Kernel)()>
+void BM_fft(benchmark::State &state) {
+  for (auto _ : state) {
+    state.PauseTiming();
+    Init();
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(Kernel());
+  }
+}
+
 BENCHMARK(BM_mm<mm_init_plain, mm_plain>)->Name("mm/plain")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mm<mm_init_midway, mm_midway>)->Name("mm/midway")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_jacobi<jacobi_init_plain, jacobi_plain>)->Name("jacobi/plain")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_jacobi<jacobi_init_midway, jacobi_midway>)->Name("jacobi/midway")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_chase<chase_init_plain, chase_walk_plain, chase_head_plain>)->Name("chase/plain")->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_chase<chase_init_midway, chase_walk_midway, chase_head_midway>)->Name("chase/midway")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fft<fft_init_plain, fft_plain>)->Name("fft/plain")->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_fft<fft_init_midway, fft_midway>)->Name("fft/midway")->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -17,7 +17,7 @@ def main():
     unit = runs[0].get("time_unit", "ms")
     print(f"{'kernel':<8} {'plain clang -O2':>16} {'mwcc -O2':>12} {'ratio':>7}")
     worst = 0.0
-    for kernel in ("mm", "jacobi", "chase"):
+    for kernel in ("mm", "jacobi", "chase", "fft"):
         plain, midway = median.get(kernel + "/plain"), median.get(kernel + "/midway")
         if plain is None or midway is None:
             continue
