@@ -152,8 +152,10 @@ static cl::opt<bool> ClConditionalMarks(
     cl::desc("Store a mark only if its bits are not all set already: a load "
              "and a branch, but no write (and no read-for-ownership of the "
              "shadow's cache line) when data is written again before the "
-             "runtime collects it; off by default, as a write-once phase "
-             "would pay the load and branch for nothing"),
+             "runtime collects it. For measuring only: a mark's load may pass "
+             "the data's store, so a rank whose marks another thread takes "
+             "meanwhile (release consistency at two ranks, a home serving a "
+             "page) can lose a write"),
     cl::init(false), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnmarked(
