@@ -961,10 +961,18 @@ private:
   bool executesOnEveryIteration(const LoopWrite &W, const LoopShape &Shape);
   std::optional<LoopWrite> coalesce(const LoopShape &Shape,
                                     ArrayRef<const LoopWrite *> Group);
+  /// Writes of a group whose bytes in one iteration are one interval, [Lo,
+  /// Hi) from the start of the group's first write.
+  struct AdjacentRun {
+    SmallVector<size_t, 4> Members;
+    int64_t Lo, Hi;
+  };
+  SmallVector<AdjacentRun, 2> adjacentRuns(ArrayRef<const LoopWrite *> Group,
+                                           ArrayRef<size_t> Members);
   std::optional<LoopWrite> strideAcross(Loop *L, const LoopShape &Shape,
-                                        ArrayRef<const LoopWrite *> Group);
-  SmallVector<SmallVector<size_t, 4>, 2>
-  adjacentRuns(ArrayRef<const LoopWrite *> Group, ArrayRef<size_t> Members);
+                                        ArrayRef<const LoopWrite *> Part,
+                                        const SCEV *Base, int64_t Lo,
+                                        int64_t Hi);
   void settle(const LoopWrite &W);
   void mergeAdjacentStores();
   void mergeRun(ArrayRef<std::pair<int64_t, Write *>> Run, Value *Base);
@@ -1388,12 +1396,14 @@ void FunctionInstrumenter::planLoop(
       }
       // Bytes with gaps between them (the inner loop of a transpose unrolled:
       // rows j and j + 1): each run of adjacent ones may be a column.
-      for (ArrayRef<size_t> Run : adjacentRuns(Group, Members)) {
+      const SCEV *Base = First->getStart();
+      for (const AdjacentRun &Run : adjacentRuns(Group, Members)) {
         SmallVector<const LoopWrite *, 4> Part;
-        for (size_t J : Run)
+        for (size_t J : Run.Members)
           Part.push_back(&LoopWrites[J]);
-        if (std::optional<LoopWrite> Column = strideAcross(L, *Shape, Part))
-          Take(*Column, Run);
+        if (std::optional<LoopWrite> Column =
+                strideAcross(L, *Shape, Part, Base, Run.Lo, Run.Hi))
+          Take(*Column, Run.Members);
       }
     }
   }
@@ -1478,10 +1488,10 @@ FunctionInstrumenter::coalesce(const LoopShape &Shape,
 /// The members of a group (writes of constant size at constant distances)
 /// split where their bytes in one iteration leave a gap, in address order;
 /// none if a size is not constant.
-SmallVector<SmallVector<size_t, 4>, 2>
+SmallVector<FunctionInstrumenter::AdjacentRun, 2>
 FunctionInstrumenter::adjacentRuns(ArrayRef<const LoopWrite *> Group,
                                    ArrayRef<size_t> Members) {
-  SmallVector<SmallVector<size_t, 4>, 2> Runs;
+  SmallVector<AdjacentRun, 2> Runs;
   if (!ClStridedRanges || any_of(Group, [](const LoopWrite *W) {
         return !isa<SCEVConstant>(W->Size);
       }))
@@ -1499,12 +1509,11 @@ FunctionInstrumenter::adjacentRuns(ArrayRef<const LoopWrite *> Group,
          Members[K]});
   }
   sort(Bytes);
-  int64_t Hi = 0;
   for (auto [Lo, End, Member] : Bytes) {
-    if (Runs.empty() || Lo > Hi)
-      Runs.emplace_back();
-    Hi = Runs.back().empty() ? End : std::max(Hi, End);
-    Runs.back().push_back(Member);
+    if (Runs.empty() || Lo > Runs.back().Hi)
+      Runs.push_back({{}, Lo, End});
+    Runs.back().Hi = std::max(Runs.back().Hi, End);
+    Runs.back().Members.push_back(Member);
   }
   return Runs;
 }
@@ -1517,33 +1526,16 @@ FunctionInstrumenter::adjacentRuns(ArrayRef<const LoopWrite *> Group,
 /// whole run fills Rows rows, and coalesce makes them one strided mark after
 /// it (planLoop lifts the group only then; otherwise its stores keep their
 /// marks). Each row is marked exactly: every byte of it was written.
+/// Part is one adjacent run of a group, its bytes [Lo, Hi) from Base.
 std::optional<LoopWrite>
 FunctionInstrumenter::strideAcross(Loop *L, const LoopShape &Shape,
-                                   ArrayRef<const LoopWrite *> Group) {
-  if (!ClStridedRanges || !L->getParentLoop() ||
-      any_of(Group, [](const LoopWrite *W) {
-        return W->To || W->Rows || !isa<SCEVConstant>(W->Size);
+                                   ArrayRef<const LoopWrite *> Part,
+                                   const SCEV *Base, int64_t Lo, int64_t Hi) {
+  if (!L->getParentLoop() || any_of(Part, [](const LoopWrite *W) {
+        return W->To || W->Rows;
       }))
     return std::nullopt;
-  const LoopWrite &First = *Group.front();
-  const SCEV *Base = cast<SCEVAddRecExpr>(First.Ptr)->getStart();
-  // The group's bytes in one iteration, at offsets from Base: one interval.
-  SmallVector<std::pair<int64_t, int64_t>, 4> Intervals;
-  for (const LoopWrite *W : Group) {
-    int64_t Offset = cast<SCEVConstant>(SE.getMinusSCEV(
-                         cast<SCEVAddRecExpr>(W->Ptr)->getStart(), Base))
-                         ->getAPInt()
-                         .getSExtValue();
-    int64_t Size = cast<SCEVConstant>(W->Size)->getAPInt().getSExtValue();
-    Intervals.push_back({Offset, Offset + Size});
-  }
-  sort(Intervals);
-  int64_t Lo = Intervals.front().first, Hi = Intervals.front().second;
-  for (auto [IntervalLo, IntervalHi] : Intervals) {
-    if (IntervalLo > Hi)
-      return std::nullopt;
-    Hi = std::max(Hi, IntervalHi);
-  }
+  const LoopWrite &First = *Part.front();
   const SCEV *BTC =
       SE.getTruncateOrZeroExtend(Shape.BackedgeTakenCount, IntptrTy);
   LoopWrite Column{
@@ -1557,7 +1549,7 @@ FunctionInstrumenter::strideAcross(Loop *L, const LoopShape &Shape,
       SE.getAddExpr(BTC, SE.getOne(IntptrTy)),
       cast<SCEVAddRecExpr>(First.Ptr)->getStepRecurrence(SE),
       /*Column=*/true};
-  for (const LoopWrite *W : Group) {
+  for (const LoopWrite *W : Part) {
     Column.Alignment = std::min(Column.Alignment, W->Alignment);
     if (W->R != Region::Shared)
       Column.R = Region::Unknown;
