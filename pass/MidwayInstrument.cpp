@@ -961,6 +961,7 @@ private:
   bool executesOnEveryIteration(const LoopWrite &W, const LoopShape &Shape);
   std::optional<LoopWrite> coalesce(const LoopShape &Shape,
                                     ArrayRef<const LoopWrite *> Group);
+  void standFor(LoopWrite &W, ArrayRef<const LoopWrite *> Group);
   /// Writes of a group whose bytes in one iteration are one interval, [Lo,
   /// Hi) from the start of the group's first write.
   struct AdjacentRun {
@@ -1476,13 +1477,20 @@ FunctionInstrumenter::coalesce(const LoopShape &Shape,
 
   LoopWrite Range{Start,      Len, First.Alignment, First.R, Shape.Latch,
                   Shape.Exit, {},  First.Rows,      First.Stride};
-  for (const LoopWrite *W : Group) {
-    Range.Alignment = std::min(Range.Alignment, W->Alignment);
-    if (W->R != Region::Shared)
-      Range.R = Region::Unknown;
-    append_range(Range.Writes, W->Writes);
-  }
+  standFor(Range, Group);
   return Range;
+}
+
+/// Makes W stand for the writes of Group: their weakest alignment and region,
+/// and the writes themselves.
+void FunctionInstrumenter::standFor(LoopWrite &W,
+                                    ArrayRef<const LoopWrite *> Group) {
+  for (const LoopWrite *G : Group) {
+    W.Alignment = std::min(W.Alignment, G->Alignment);
+    if (G->R != Region::Shared)
+      W.R = Region::Unknown;
+    append_range(W.Writes, G->Writes);
+  }
 }
 
 /// The members of a group (writes of constant size at constant distances)
@@ -1549,12 +1557,7 @@ FunctionInstrumenter::strideAcross(Loop *L, const LoopShape &Shape,
       SE.getAddExpr(BTC, SE.getOne(IntptrTy)),
       cast<SCEVAddRecExpr>(First.Ptr)->getStepRecurrence(SE),
       /*Column=*/true};
-  for (const LoopWrite *W : Part) {
-    Column.Alignment = std::min(Column.Alignment, W->Alignment);
-    if (W->R != Region::Shared)
-      Column.R = Region::Unknown;
-    append_range(Column.Writes, W->Writes);
-  }
+  standFor(Column, Part);
   return Column;
 }
 
