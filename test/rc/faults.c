@@ -408,6 +408,20 @@ static void heap(void) {
  * 64 bytes: the rest stays release consistent; under rc and pc all of it, and bindings
  * ship nothing). mw_bind used to make the block's pages accessible here without fetching
  * them, so the first read gave zeros and never faulted. */
+/* Rank 0 writes word `word` of each of the n pages at p (base + k into page k), and after
+ * a barrier every rank reads them all: wherever the pages' homes went, its writes reach
+ * every rank. `which` names the pages in a failure. */
+static void rank0_writes_all_read(uint64_t *p, int n, int word, uint64_t base, const char *which) {
+  enum { W = RC_PAGE / sizeof(uint64_t) };
+  if (rc_rank == 0)
+    for (int k = 0; k < n; k++) wr(&p[k * W + word], base + (uint64_t)k);
+  mw_barrier(&bar);
+  for (int k = 0; k < n; k++)
+    RC_CHECK(rd(&p[k * W + word]) == base + (uint64_t)k, "%spage %d: %llu, rank 0 wrote %llu before the barrier",
+             which, k, (unsigned long long)rd(&p[k * W + word]), (unsigned long long)(base + (uint64_t)k));
+  mw_barrier(&bar);
+}
+
 static void heap_first_use(void) {
   rc_test = "heap-first-use";
   const int me = rc_rank;
@@ -450,13 +464,7 @@ static void heap_first_use(void) {
     }
   }
   mw_barrier(&bar);
-  if (me == 0)
-    for (int k = 0; k < NP; k++) wr(&blk[k * W + 5], 500 + (uint64_t)k);
-  mw_barrier(&bar);
-  for (int k = 0; k < NP; k++)
-    RC_CHECK(rd(&blk[k * W + 5]) == 500 + (uint64_t)k, "page %d: %llu, rank 0 wrote %llu before the barrier", k,
-             (unsigned long long)rd(&blk[k * W + 5]), 500ULL + (unsigned long long)k);
-  mw_barrier(&bar);
+  rank0_writes_all_read(blk, NP, 5, 500, "");
   rc_ok("heap-first-use");
 }
 
@@ -510,13 +518,7 @@ static void home_moves(void) {
         RC_CHECK(rd(&blk[k * W + i]) == (i % 2 ? 7 : 1000 * (uint64_t)STEPS + (uint64_t)(k * W + i)),
                  "page %d word %d: %llu after rank 1's last step", k, i, (unsigned long long)rd(&blk[k * W + i]));
   mw_barrier(&bar);
-  if (me == 0)
-    for (int k = 0; k < NP; k++) wr(&blk[k * W + 1], 500 + (uint64_t)k);
-  mw_barrier(&bar);
-  for (int k = 0; k < NP; k++)
-    RC_CHECK(rd(&blk[k * W + 1]) == 500 + (uint64_t)k, "page %d: %llu, rank 0 wrote %llu before the barrier", k,
-             (unsigned long long)rd(&blk[k * W + 1]), 500ULL + (unsigned long long)k);
-  mw_barrier(&bar);
+  rank0_writes_all_read(blk, NP, 1, 500, "");
 
   enum { NQ = 2 };
   if (me == 0) {
@@ -541,13 +543,7 @@ static void home_moves(void) {
              "page %d of the second block: %llu %llu, rank 1 wrote %llu before leaving it", k,
              (unsigned long long)rd(&q[k * W + 4]), (unsigned long long)rd(&q[k * W + 5]), 4000ULL + (unsigned long long)k);
   mw_barrier(&bar);
-  if (me == 0)
-    for (int k = 0; k < NQ; k++) wr(&q[k * W + 6], 600 + (uint64_t)k);
-  mw_barrier(&bar);
-  for (int k = 0; k < NQ; k++)
-    RC_CHECK(rd(&q[k * W + 6]) == 600 + (uint64_t)k, "page %d of the second block: %llu, rank 0 wrote %llu", k,
-             (unsigned long long)rd(&q[k * W + 6]), 600ULL + (unsigned long long)k);
-  mw_barrier(&bar);
+  rank0_writes_all_read(q, NQ, 6, 600, "second block, ");
   rc_ok("home-moves");
 }
 
