@@ -150,6 +150,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   // exists (see copysets::report_faults).
   if (job.nprocs == 1) mw::copysets::report_faults();
   if (job.nprocs > 1) {
+    mw::dirty::start_fences();  // before any thread but this one takes marks
     connect_ranks(job, startup_timeout_ms());
     mw::pending_updates::start_flusher();
   }

@@ -1,6 +1,12 @@
 #include "memory/dirty.hpp"
 
+#include <linux/membarrier.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "memory/window.hpp"
@@ -42,7 +48,43 @@ void check_shared(const char *call, const void *addr, size_t len) {
           static_cast<unsigned long>(window::kEnd));
 }
 
+// Where membarrier(2) cannot be registered (a kernel before 4.14, a seccomp filter), a
+// page whose write permission is taken away again each time: the kernel then shoots
+// down its translation on every core running this process, with an interrupt that
+// drains their store buffers (x86; folly's asymmetricHeavyBarrier does the same).
+char *g_shootdown_page = nullptr;
+std::mutex g_shootdown_mu;
+
 }  // namespace
+
+bool start_fences(bool membarrier) {
+  if (membarrier && syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0) {
+    g_shootdown_page = nullptr;
+    return true;
+  }
+  if (g_shootdown_page != nullptr) return false;
+  void *p = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_READ,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) fatal_errno("mw_init", "cannot map a page for the application's fences");
+  g_shootdown_page = static_cast<char *>(p);
+  return false;
+}
+
+void fence_application() {
+  if (g_shootdown_page == nullptr) {
+    if (syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) != 0)
+      fatal_errno("release consistency", "membarrier, after taking marks, failed");
+    return;
+  }
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::lock_guard<std::mutex> g(g_shootdown_mu);
+  bool ok = mprotect(g_shootdown_page, page, PROT_READ | PROT_WRITE) == 0;
+  if (ok) {
+    *static_cast<volatile char *>(g_shootdown_page) = 0;  // a translation to shoot down
+    ok = mprotect(g_shootdown_page, page, PROT_READ) == 0;
+  }
+  if (!ok) fatal_errno("release consistency", "cannot protect the page of the application's fences");
+}
 
 // Called by compiled code, on the application thread: a plain read-modify-write of a
 // partial shadow byte, as the inline marks do (see midway.h).

@@ -32,13 +32,29 @@ void clear(const void *addr, size_t len);
 // appends the maximal runs of bytes that were marked to `out`, in address order. Marks of
 // bytes inside `keep` (sorted, disjoint) are neither taken nor cleared. Each 64-byte
 // group is read and cleared with one atomic exchange, so a mark the application sets
-// meanwhile (on another thread) is either taken with its data or left for next time.
+// meanwhile (on another thread) is either taken with its data or left for next time
+// (and a mark it did not store because it was set: see fence_application).
 // `exclusive`: the caller is the application thread, which alone sets marks, so whole
 // shadow lines (512 data bytes) with no kept byte, all marked or none, are read and
 // cleared with plain loads and stores (a release's flush: FFT's 3586 pages a flush took
 // 3.0-3.6 ms, one atomic a group).
 void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out,
           bool exclusive = false);
+
+// Compiled code stores a single store's mark only if its bits are not all set already
+// (pass/MidwayInstrument.cpp, -midway-conditional-marks): a load and a branch instead of a
+// write when data is written again before its marks are taken (RADIX's permutation at
+// one rank). But x86 lets that load pass the data's store, still in the store buffer: a
+// take on another thread between the two finds the mark set, clears it and reads the
+// old data, and the new data is never sent. So a thread other than the application's
+// that has taken marks calls fence_application() before it reads their data: the
+// application thread passes a full barrier, after which its load either saw the mark
+// cleared (and stores it again) or its store is in memory. A membarrier(2) (an IPI to
+// the application's core, 10-20 µs on a virtual machine), so it is made only when a take
+// found marks. start_fences registers for it (mw_init, when the job has other ranks) and
+// says whether it could; if not, or asked not to (a test), the fences are TLB shootdowns.
+bool start_fences(bool membarrier = true);
+void fence_application();
 
 // The first address in [p, end) whose mark is `dirty`, or end. Looks at a whole shadow
 // cache line (the marks of 512 data bytes) at a time while it finds nothing, then one

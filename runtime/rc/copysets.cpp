@@ -42,11 +42,13 @@ namespace {
 // fetch moves no data (a master filling its matrices, a worker's first touch of its rows
 // of the result).
 // Whether the page must travel with its data (else the requester's initial image is it).
-bool with_data(uintptr_t page, Info &in, bool pristine) {
+// `took`: marks were taken, so another thread than the application's must fence it
+// before the page's data is read (dirty::fence_application).
+bool with_data(uintptr_t page, Info &in, bool pristine, bool &took) {
   if (in.was_alone && !(state(page) & kEntry)) {
     std::vector<Range> taken;
     dirty::take(page, g_page, g_bound.ranges(), taken);
-    if (!taken.empty()) in.written = true;
+    if (!taken.empty()) in.written = took = true;
   } else if (dirty::next(page, page + g_page, true) != page + g_page) {
     in.written = true;
   }
@@ -54,10 +56,12 @@ bool with_data(uintptr_t page, Info &in, bool pristine) {
 }
 
 void serve(uintptr_t page, Info &in, int r, bool pristine) {
-  if (!with_data(page, in, pristine)) {
+  bool took = false;
+  if (!with_data(page, in, pristine, took)) {
     PageData d{page, in.members, kUnwritten, 0};
     return protocol::send_body(r, MsgType::kPageData, d);
   }
+  if (took && !t_app) dirty::fence_application();
   iovec b{reinterpret_cast<void *>(page), g_page};
   if (in.updated_in_join) {
     // Members' updates came in while the join waited for their acknowledgements. Those
@@ -224,6 +228,7 @@ void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
     if (q + g_page > base + size) touched.push_back(q);  // untouched, but not the requester's block
   thaw(touched);
   std::vector<iovec> data;
+  bool took = false;
   for (uintptr_t q : pages) {
     const uint64_t b = bit(static_cast<int>((q - page) / g_page));
     if (std::binary_search(given.begin(), given.end(), q)) {
@@ -238,11 +243,12 @@ void serve_ahead(uintptr_t page, uint64_t ahead, uint64_t pristine, int r) {
     in.members |= bit(r);
     refresh(q);
     head.d.members |= b;
-    if (with_data(q, in, (pristine & b) != 0)) {
+    if (with_data(q, in, (pristine & b) != 0, took)) {
       head.with_data |= b;
       data.push_back({reinterpret_cast<void *>(q), g_page});
     }
   }
+  if (took && !t_app) dirty::fence_application();
   end_freeze(givable);
   if (head.d.members == 0) return;
   iovec hv{&head, sizeof head};
@@ -870,6 +876,7 @@ void take(std::span<const uintptr_t> marked, bool pc_only, bool copy, Snapshot &
     dirty::take(p.page, g_page, p.partly_bound ? g_bound.ranges() : none, out.runs, t_app && !copy);
   }
   out.first.push_back(out.runs.size());
+  if (!t_app && !out.runs.empty()) dirty::fence_application();
   if (!copy) return;
   size_t total = 0;
   for (const Range &r : out.runs) total += r.len;
