@@ -50,11 +50,16 @@ extern "C" {
  *     non-atomic read-modify-write OR, which may rewrite neighbouring bits unchanged;
  *   - compiled code may touch up to 8 shadow bytes past the last byte it marks (a
  *     word-wide OR), so the runtime keeps that much of the dirty map committed;
+ *   - a single store's mark may be skipped when its bits are all set already (a
+ *     conditional mark: a load and a branch);
  *   - the runtime clears partial shadow bytes with an atomic AND.
  * A clear that races with the application's OR on the same shadow byte can therefore
  * leave a cleared neighbour bit set again (a spurious mark), but can never lose the
- * application's mark. Midway's service thread clears only bits of data whose lock it
- * is collecting, which the application may not be writing at that moment.
+ * application's mark. A conditional mark's load may pass the data's store (x86), so a
+ * thread other than the application's that takes marks fences the application thread
+ * (membarrier) before it reads their data. Midway's service thread clears the bits of
+ * entry-consistent data only when it collects their lock, which the application may
+ * not be writing at that moment.
  *
  * The window sits below 2 GiB so that small-code-model code reaches static shared data
  * with 32-bit displacements; the dirty map sits far above it, at an offset no

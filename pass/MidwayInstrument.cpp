@@ -149,14 +149,13 @@ static cl::opt<bool> ClMergeAdjacent(
 
 static cl::opt<bool> ClConditionalMarks(
     "midway-conditional-marks",
-    cl::desc("Store a mark only if its bits are not all set already: a load "
-             "and a branch, but no write (and no read-for-ownership of the "
-             "shadow's cache line) when data is written again before the "
-             "runtime collects it. For measuring only: a mark's load may pass "
-             "the data's store, so a rank whose marks another thread takes "
-             "meanwhile (release consistency at two ranks, a home serving a "
-             "page) can lose a write"),
-    cl::init(false), cl::cat(MidwayCategory));
+    cl::desc("Store a single store's mark only if its bits are not all set "
+             "already: a load and a branch, but no write (and no "
+             "read-for-ownership of the shadow's cache line) when data is "
+             "written again before the runtime collects its marks. A range's "
+             "mark after its loop is always stored. The runtime fences the "
+             "application thread where another thread takes marks"),
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnmarked(
     "midway-warn-unmarked",
@@ -1026,8 +1025,9 @@ private:
                       unsigned Words);
   void markShortWholeBytes(IRBuilder<> &IRB, Value *Addr, Value *Len,
                            unsigned Words);
-  void orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits);
-  void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A);
+  void orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits, bool Conditional);
+  void storeShadow(IRBuilder<> &IRB, Value *Shadow, Value *New, Align A,
+                   bool Conditional);
   Value *shadowAddress(IRBuilder<> &IRB, Value *Addr);
   Value *inWindow(IRBuilder<> &IRB, Value *Addr) {
     return midway::inWindow(IRB, Addr, IntptrTy);
@@ -2525,7 +2525,7 @@ void FunctionInstrumenter::markBits(IRBuilder<> &IRB, Value *Addr,
     if (ShadowBytes <= 16 && isPowerOf2_64(ShadowBytes)) {
       storeShadow(IRB, Shadow,
                   Constant::getAllOnesValue(IRB.getIntNTy(ShadowBytes * 8)),
-                  ShadowAlign);
+                  ShadowAlign, ClConditionalMarks);
       return;
     }
     IRB.CreateMemSet(Shadow, IRB.getInt8(0xFF), ShadowBytes, ShadowAlign)
@@ -2558,7 +2558,7 @@ void FunctionInstrumenter::markLongRange(IRBuilder<> &IRB, Value *Addr,
     return IRB.CreateTrunc(IRB.CreateAnd(A, BytesPerShadowByte - 1), IRB.getInt8Ty());
   };
   // First shadow byte: bits Begin & 7 .. 7.
-  orShadow(IRB, First, IRB.CreateShl(IRB.getInt8(0xFF), LowBits(Begin)));
+  orShadow(IRB, First, IRB.CreateShl(IRB.getInt8(0xFF), LowBits(Begin)), false);
   uint64_t Middle = Size / BytesPerShadowByte - 1;
   IRB.CreateMemSet(IRB.CreateConstGEP1_64(IRB.getInt8Ty(), First, 1),
                    IRB.getInt8(0xFF), Middle, Align(1))
@@ -2571,7 +2571,7 @@ void FunctionInstrumenter::markLongRange(IRBuilder<> &IRB, Value *Addr,
   // byte then belongs to the data after the range and is ORed with zero).
   Value *TailBits = IRB.CreateSub(IRB.CreateShl(IRB.getInt8(1), LowBits(End)),
                                   IRB.getInt8(1));
-  orShadow(IRB, Last, TailBits);
+  orShadow(IRB, Last, TailBits, false);
 }
 
 /// Marks Len bytes at Addr, 0 < (Addr & 7) + Len <= 64 * Words, inline: one
@@ -2609,7 +2609,7 @@ void FunctionInstrumenter::markShortRange(IRBuilder<> &IRB, Value *Addr,
     if (!J && Shift)
       Bits = IRB.CreateAnd(Bits, IRB.CreateShl(AllOnes, Shift));
     orShadow(IRB, J ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow, 8 * J) : Shadow,
-             Bits);
+             Bits, false);
   }
 }
 
@@ -2630,10 +2630,10 @@ void FunctionInstrumenter::markShortWholeBytes(IRBuilder<> &IRB, Value *Addr,
   auto Pair = [&](unsigned Bytes, uint64_t From, uint64_t Back) {
     Value *Ones = Constant::getAllOnesValue(IRB.getIntNTy(8 * Bytes));
     storeShadow(IRB, From ? IRB.CreateConstGEP1_64(IRB.getInt8Ty(), Shadow, From) : Shadow,
-                Ones, Align(1));
+                Ones, Align(1), false);
     Value *End = IRB.CreateGEP(IRB.getInt8Ty(), Shadow, N);
     storeShadow(IRB, IRB.CreateConstGEP1_64(IRB.getInt8Ty(), End, -int64_t(Back)), Ones,
-                Align(1));
+                Align(1), false);
   };
   // N < 8: a pair 4 or 2 bytes wide, or one byte.
   Instruction *Small, *Large;
@@ -2649,7 +2649,7 @@ void FunctionInstrumenter::markShortWholeBytes(IRBuilder<> &IRB, Value *Addr,
     Pair(Bytes, 0, Bytes);
     IRB.SetInsertPoint(Else);
   }
-  storeShadow(IRB, Shadow, IRB.getInt8(0xFF), Align(1));
+  storeShadow(IRB, Shadow, IRB.getInt8(0xFF), Align(1), false);
   // N >= 8: pairs of 8 bytes.
   IRB.SetInsertPoint(Large);
   for (unsigned J = 0; 16 * J < 8 * Words; ++J) {
@@ -2665,20 +2665,23 @@ void FunctionInstrumenter::markShortWholeBytes(IRBuilder<> &IRB, Value *Addr,
 /// ORs Bits into the shadow at Shadow, as wide as Bits: a plain read-modify-write
 /// (midway.h: the runtime clears partial shadow bytes with an atomic AND, so the
 /// race can leave a spurious mark but never loses one).
-void FunctionInstrumenter::orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits) {
+void FunctionInstrumenter::orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits,
+                                    bool Conditional) {
   LoadInst *Old = IRB.CreateAlignedLoad(Bits->getType(), Shadow, Align(1));
   Old->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(F.getContext(), {}));
-  storeShadow(IRB, Shadow, IRB.CreateOr(Old, Bits), Align(1));
+  storeShadow(IRB, Shadow, IRB.CreateOr(Old, Bits), Align(1), Conditional);
 }
 
-/// Stores a mark's new shadow value. With conditional marks, the store happens
-/// only if the value changes: re-marking data already marked then costs a load
-/// and a predictable branch rather than a write to the shadow's cache line.
+/// Stores a mark's new shadow value. Conditional (a single store's mark, with
+/// -midway-conditional-marks), the store happens only if the value changes:
+/// re-marking data already marked then costs a load and a predictable branch
+/// rather than a write to the shadow's cache line. A range's mark is made once,
+/// after its loop, and would pay the load for nothing.
 void FunctionInstrumenter::storeShadow(IRBuilder<> &IRB, Value *Shadow,
-                                       Value *New, Align A) {
+                                       Value *New, Align A, bool Conditional) {
   MDNode *NoSanitize = MDNode::get(F.getContext(), {});
   Instruction *Continue = &*IRB.GetInsertPoint();
-  if (ClConditionalMarks) {
+  if (Conditional) {
     Value *Old = nullptr;
     if (auto *Or = dyn_cast<BinaryOperator>(New);
         Or && Or->getOpcode() == Instruction::Or && isa<LoadInst>(Or->getOperand(0)))
@@ -2714,7 +2717,7 @@ void FunctionInstrumenter::orIntoShadow(IRBuilder<> &IRB, Value *Addr,
                                  BytesPerShadowByte - 1);
     Mask = IRB.CreateShl(Mask, IRB.CreateZExtOrTrunc(Shift, WideTy));
   }
-  orShadow(IRB, shadowAddress(IRB, Addr), Mask);
+  orShadow(IRB, shadowAddress(IRB, Addr), Mask, ClConditionalMarks);
 }
 
 //===----------------------------------------------------------------------===//

@@ -24,6 +24,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 ; CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[M]]
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[N]], [[O]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 ; NOATOMICS-LABEL:   define void @atomic_store(
 ; NOATOMICS-NEXT:      store atomic i32 %v, ptr %p seq_cst, align 4
@@ -40,6 +43,10 @@ define void @atomic_store(ptr %p, i32 %v) {
 ; CHECK-NEXT:    [[X:%.*]] = lshr i64 [[I]], 3
 ; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[C2O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 -1, [[C2O]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 ; NOATOMICS-LABEL:   define i64 @rmw(
 ; NOATOMICS-NEXT:      atomicrmw
@@ -56,8 +63,12 @@ define i64 @rmw(ptr %p) {
 ; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @counter to i64), 3
 ; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[C3O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[C3:%.*]] = icmp ne i8 -1, [[C3O]]
+; CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+; CHECK:  [[C3S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
-; CHECK-NEXT:    ret i64 %old
+; CHECK:    ret i64 %old
 define i64 @rmw_shared() {
   %old = atomicrmw xchg ptr @counter, i64 7 seq_cst, align 8
   ret i64 %old
@@ -83,6 +94,9 @@ define i64 @rmw_shared() {
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 ; CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[M]]
+; CHECK-NEXT:    [[C4:%.*]] = icmp ne i8 [[N]], [[O]]
+; CHECK-NEXT:    br i1 [[C4]], label %[[C4S:.*]], label
+; CHECK:  [[C4S]]:
 ; CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 define i1 @cas(ptr %p, i32 %old, i32 %new) {
   %res = cmpxchg ptr %p, i32 %old, i32 %new seq_cst seq_cst, align 4
@@ -99,6 +113,10 @@ define i1 @cas(ptr %p, i32 %old, i32 %new) {
 ; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @counter to i64), 3
 ; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[C5O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+; CHECK-NEXT:    [[C5:%.*]] = icmp ne i8 -1, [[C5O]]
+; CHECK-NEXT:    br i1 [[C5]], label %[[C5S:.*]], label
+; CHECK:  [[C5S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 define i1 @cas_shared() {
   %res = cmpxchg ptr @counter, i64 0, i64 1 acquire monotonic, align 8
@@ -121,6 +139,9 @@ define i1 @cas_shared() {
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 ; CHECK-NEXT:    [[O:%.*]] = load i64, ptr [[S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N:%.*]] = or i64 [[O]], [[M]]
+; CHECK-NEXT:    [[C6:%.*]] = icmp ne i64 [[N]], [[O]]
+; CHECK-NEXT:    br i1 [[C6]], label %[[C6S:.*]], label
+; CHECK:  [[C6S]]:
 ; CHECK-NEXT:    store i64 [[N]], ptr [[S]], align 1, !nosanitize
 ; CHECK:         %ok = call zeroext i1 @__atomic_compare_exchange(i64 %n, ptr %p, ptr %tmp, ptr %tmp, i32 5, i32 5)
 ; CHECK-NEXT:    br i1 %ok, label %[[THEN:.*]], label
@@ -141,6 +162,9 @@ define i1 @cas_shared() {
 ; CHECK-NEXT:    [[S16:%.*]] = inttoptr i64 [[A16]] to ptr
 ; CHECK-NEXT:    [[O16:%.*]] = load i32, ptr [[S16]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N16:%.*]] = or i32 [[O16]], [[M16]]
+; CHECK-NEXT:    [[C7:%.*]] = icmp ne i32 [[N16]], [[O16]]
+; CHECK-NEXT:    br i1 [[C7]], label %[[C7S:.*]], label
+; CHECK:  [[C7S]]:
 ; CHECK-NEXT:    store i32 [[N16]], ptr [[S16]], align 1, !nosanitize
 ; CHECK:         call void @__atomic_load(i64 32, ptr %p, ptr %tmp, i32 5)
 ; CHECK-NEXT:    ret void

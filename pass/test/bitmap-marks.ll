@@ -33,8 +33,11 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @byte(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store i8 %x, ptr %p, align 1
@@ -55,8 +58,11 @@ define void @byte(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @half(i64 %i, i16 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store i16 %x, ptr %p, align 2
@@ -77,8 +83,11 @@ define void @half(i64 %i, i16 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C3:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+; CHECK:  [[C3S]]:
 ; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @word(i64 %i, i32 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store i32 %x, ptr %p, align 4
@@ -93,8 +102,12 @@ define void @word(i64 %i, i32 %x) {
 ; CHECK-NEXT:    [[IDX:%.*]] = lshr i64 [[I]], 3
 ; CHECK-NEXT:    [[SH:%.*]] = add i64 [[IDX]], 17592186044416
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
+; CHECK-NEXT:    [[C4O:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
+; CHECK-NEXT:    [[C4:%.*]] = icmp ne i8 -1, [[C4O]]
+; CHECK-NEXT:    br i1 [[C4]], label %[[C4S:.*]], label
+; CHECK:  [[C4S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @dword(i64 %i, i64 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store i64 %x, ptr %p, align 8
@@ -116,8 +129,11 @@ define void @dword(i64 %i, i64 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i16, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i16 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C5:%.*]] = icmp ne i16 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C5]], label %[[C5S:.*]], label
+; CHECK:  [[C5S]]:
 ; CHECK-NEXT:    store i16 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @word_align1(i64 %i, i32 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store i32 %x, ptr %p, align 1
@@ -138,8 +154,11 @@ define void @word_align1(i64 %i, i32 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i16, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i16 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C6:%.*]] = icmp ne i16 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C6]], label %[[C6S:.*]], label
+; CHECK:  [[C6S]]:
 ; CHECK-NEXT:    store i16 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @twelve_align4(i64 %i, <3 x float> %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store <3 x float> %x, ptr %p, align 4
@@ -154,8 +173,12 @@ define void @twelve_align4(i64 %i, <3 x float> %x) {
 ; CHECK-NEXT:    [[IDX:%.*]] = lshr i64 [[I]], 3
 ; CHECK-NEXT:    [[SH:%.*]] = add i64 [[IDX]], 17592186044416
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
+; CHECK-NEXT:    [[C7O:%.*]] = load i16, ptr [[SHP]], align 2, !nosanitize
+; CHECK-NEXT:    [[C7:%.*]] = icmp ne i16 -1, [[C7O]]
+; CHECK-NEXT:    br i1 [[C7]], label %[[C7S:.*]], label
+; CHECK:  [[C7S]]:
 ; CHECK-NEXT:    store i16 -1, ptr [[SHP]], align 2, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @sixteen_align16(i64 %i, <4 x float> %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store <4 x float> %x, ptr %p, align 16
@@ -176,8 +199,11 @@ define void @sixteen_align16(i64 %i, <4 x float> %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i32, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i32 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C8:%.*]] = icmp ne i32 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C8]], label %[[C8S:.*]], label
+; CHECK:  [[C8S]]:
 ; CHECK-NEXT:    store i32 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @sixteen_align4(i64 %i, <4 x float> %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store <4 x float> %x, ptr %p, align 4
@@ -192,8 +218,12 @@ define void @sixteen_align4(i64 %i, <4 x float> %x) {
 ; CHECK-NEXT:    [[IDX:%.*]] = lshr i64 [[I]], 3
 ; CHECK-NEXT:    [[SH:%.*]] = add i64 [[IDX]], 17592186044416
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
+; CHECK-NEXT:    [[C9O:%.*]] = load i64, ptr [[SHP]], align 8, !nosanitize
+; CHECK-NEXT:    [[C9:%.*]] = icmp ne i64 -1, [[C9O]]
+; CHECK-NEXT:    br i1 [[C9]], label %[[C9S:.*]], label
+; CHECK:  [[C9S]]:
 ; CHECK-NEXT:    store i64 -1, ptr [[SHP]], align 8, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @sixtyfour_align64(i64 %i, <16 x float> %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   store <16 x float> %x, ptr %p, align 64
@@ -224,8 +254,12 @@ define void @memset24_align8(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[IDX:%.*]] = lshr i64 [[I]], 3
 ; CHECK-NEXT:    [[SH:%.*]] = add i64 [[IDX]], 17592186044416
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
+; CHECK-NEXT:    [[C10O:%.*]] = load i128, ptr [[SHP]], align 1, !nosanitize
+; CHECK-NEXT:    [[C10:%.*]] = icmp ne i128 -1, [[C10O]]
+; CHECK-NEXT:    br i1 [[C10]], label %[[C10S:.*]], label
+; CHECK:  [[C10S]]:
 ; CHECK-NEXT:    store i128 -1, ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @memset128_align8(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   call void @llvm.memset.p0.i64(ptr align 8 %p, i8 %x, i64 128, i1 false)
@@ -259,8 +293,11 @@ define void @memset136_align8(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i128, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i128 [[OLD]], 1267650600228229401496703205375
+; CHECK-NEXT:    [[C11:%.*]] = icmp ne i128 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C11]], label %[[C11S:.*]], label
+; CHECK:  [[C11S]]:
 ; CHECK-NEXT:    store i128 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @memset100_align8(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   call void @llvm.memset.p0.i64(ptr align 8 %p, i8 %x, i64 100, i1 false)
@@ -282,8 +319,11 @@ define void @memset100_align8(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i128, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i128 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C12:%.*]] = icmp ne i128 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C12]], label %[[C12S:.*]], label
+; CHECK:  [[C12S]]:
 ; CHECK-NEXT:    store i128 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @memset100_align1(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   call void @llvm.memset.p0.i64(ptr align 1 %p, i8 %x, i64 100, i1 false)
@@ -304,8 +344,11 @@ define void @memset100_align1(i64 %i, i8 %x) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i128, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i128 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C13:%.*]] = icmp ne i128 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C13]], label %[[C13S:.*]], label
+; CHECK:  [[C13S]]:
 ; CHECK-NEXT:    store i128 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @memset121_align1(i64 %i, i8 %x) {
   %p = getelementptr inbounds i8, ptr @g, i64 %i
   call void @llvm.memset.p0.i64(ptr align 1 %p, i8 %x, i64 121, i1 false)

@@ -7,7 +7,8 @@ MW_SHARED float A[512];
 
 // A store into an MW_SHARED array: the shadow byte's address (p >> 3, plus the
 // shadow offset, which needs a register) and its dirty bits, 15 << (p & 7), ORed
-// into it in memory; no branch, no call.
+// into the shadow byte's value; the byte is written only if that changed it (a
+// conditional mark: one branch, not taken once the data is marked); no call.
 // CHECK-LABEL: shared_store:
 // CHECK-NOT:     {{j[a-z]+ |call}}
 // CHECK:         leaq ([[BASE:%r[a-z0-9]+]],[[IDX:%r[a-z0-9]+]],4), [[P:%r[a-z0-9]+]]
@@ -18,7 +19,13 @@ MW_SHARED float A[512];
 // CHECK-NEXT:    shlb %cl, [[M]]
 // CHECK-NEXT:    shrq $3, [[P]]
 // CHECK-NEXT:    movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
-// CHECK-NEXT:    orb [[M]], ([[P]],[[OFF]])
+// CHECK-NEXT:    movzbl ([[P]],[[OFF]]), [[OLD:%e[a-z0-9]+]]
+// CHECK-NEXT:    orb [[OLDB:%[a-z0-9]+]], [[M]]
+// CHECK-NEXT:    cmpb [[OLDB]], [[M]]
+// CHECK-NEXT:    je .LBB0_2
+// CHECK-NEXT:  # %bb.1:
+// CHECK-NEXT:    movb [[M]], ([[P]],[[OFF]])
+// CHECK-NEXT:  .LBB0_2:
 // CHECK-NEXT:    retq
 void shared_store(int i, float v) { A[i] = v; }
 
@@ -28,7 +35,7 @@ void shared_store(int i, float v) { A[i] = v; }
 // CHECK:         movss %xmm0, (%rdi)
 // CHECK-NEXT:    leaq -1073741824(%rdi), [[T:%r[a-z0-9]+]]
 // CHECK-NEXT:    shrq $40, [[T]]
-// CHECK-NEXT:    jne .LBB1_2
+// CHECK-NEXT:    jne .LBB1_3
 // CHECK-NEXT:  # %bb.1:
 // CHECK-NEXT:    movl %edi, %ecx
 // CHECK-NEXT:    andb $7, %cl
@@ -36,8 +43,13 @@ void shared_store(int i, float v) { A[i] = v; }
 // CHECK-NEXT:    shlb %cl, [[M]]
 // CHECK-NEXT:    shrq $3, %rdi
 // CHECK-NEXT:    movabsq $17592186044416, [[OFF:%r[a-z0-9]+]]
-// CHECK-NEXT:    orb [[M]], (%rdi,[[OFF]])
-// CHECK-NEXT:  .LBB1_2:
+// CHECK-NEXT:    movzbl (%rdi,[[OFF]]), [[OLD:%e[a-z0-9]+]]
+// CHECK-NEXT:    orb [[OLDB:%[a-z0-9]+]], [[M]]
+// CHECK-NEXT:    cmpb [[OLDB]], [[M]]
+// CHECK-NEXT:    je .LBB1_3
+// CHECK-NEXT:  # %bb.2:
+// CHECK-NEXT:    movb [[M]], (%rdi,[[OFF]])
+// CHECK-NEXT:  .LBB1_3:
 // CHECK-NEXT:    retq
 void arg_store(float *p, float v) { *p = v; }
 

@@ -35,6 +35,10 @@ MW_SHARED int counts[1024];
 // NORANGES-NEXT:  [[X:%.*]] = lshr i64 [[I]], 3
 // NORANGES-NEXT:  [[A:%.*]] = add i64 [[X]], 17592186044416
 // NORANGES-NEXT:  [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// NORANGES-NEXT:  [[C1O:%.*]] = load i16, ptr [[S]], align 2, !nosanitize
+// NORANGES-NEXT:  [[C1:%.*]] = icmp ne i16 -1, [[C1O]]
+// NORANGES-NEXT:  br i1 [[C1]], label %[[C1S:.*]], label
+// NORANGES: [[C1S]]:
 // NORANGES-NEXT:  store i16 -1, ptr [[S]], align 2, !nosanitize
 
 // OFF-NOT: !nosanitize

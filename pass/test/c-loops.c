@@ -81,6 +81,9 @@ void matmul(void) {
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[AD]] to ptr
 // CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 // CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+// CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+// CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+// CHECK:  [[C1S]]:
 // CHECK-NEXT:    store i8 [[NEW]], ptr [[S]], align 1, !nosanitize
 // CHECK-NOT:     __mw_mark_range
 // CHECK:       }

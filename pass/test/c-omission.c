@@ -55,6 +55,9 @@ void aligned_block(int n) {
 // O0-NEXT:       [[HS:%.*]] = inttoptr i64 [[HA]] to ptr
 // O0-NEXT:       [[HO:%.*]] = load i8, ptr [[HS]], align 1, !nosanitize
 // O0-NEXT:       [[HN:%.*]] = or i8 [[HO]], [[HBITS]]
+// O0-NEXT:       [[C1:%.*]] = icmp ne i8 [[HN]], [[HO]]
+// O0-NEXT:       br i1 [[C1]], label %[[C1S:.*]], label
+// O0:     [[C1S]]:
 // O0-NEXT:       store i8 [[HN]], ptr [[HS]], align 1, !nosanitize
 // CHECK:         ret void
 void heap(int n) {
@@ -74,6 +77,9 @@ void heap(int n) {
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 // CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 // CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 [[N]], [[O]]
+// CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+// CHECK:  [[C2S]]:
 // CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 // CHECK-NOT:     icmp ult
 // CHECK:         ret void
@@ -88,6 +94,9 @@ void shared(int v) { shared_counter = v; }
 // CHECK-NEXT:    [[TS:%.*]] = inttoptr i64 [[TA]] to ptr
 // CHECK-NEXT:    [[TO:%.*]] = load i8, ptr [[TS]], align 1, !nosanitize
 // CHECK-NEXT:    [[TN:%.*]] = or i8 [[TO]], [[TBITS]]
+// CHECK-NEXT:    [[C3:%.*]] = icmp ne i8 [[TN]], [[TO]]
+// CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+// CHECK:  [[C3S]]:
 // CHECK-NEXT:    store i8 [[TN]], ptr [[TS]], align 1, !nosanitize
 void through(int *p, int v) { *p = v; }
 

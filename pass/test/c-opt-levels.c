@@ -23,11 +23,19 @@ void keep(long *);
 // CHECK-NEXT:    [[X:%.*]] = lshr i64 [[I]], 3
 // CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[C1O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+// CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 -1, [[C1O]]
+// CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+// CHECK:  [[C1S]]:
 // CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 // CHECK:         store i64 {{%.*}}, ptr @total
 // CHECK-NEXT:    [[TX:%.*]] = lshr i64 ptrtoint (ptr @total to i64), 3
 // CHECK-NEXT:    [[TA:%.*]] = add i64 [[TX]], 17592186044416
 // CHECK-NEXT:    [[TS:%.*]] = inttoptr i64 [[TA]] to ptr
+// CHECK-NEXT:    [[C2O:%.*]] = load i8, ptr [[TS]], align 1, !nosanitize
+// CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 -1, [[C2O]]
+// CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+// CHECK:  [[C2S]]:
 // CHECK-NEXT:    store i8 -1, ptr [[TS]], align 1, !nosanitize
 // STATS: 2 midway-instrument - Number of writes instrumented with their own mark
 void accumulate(long *p, long v) {

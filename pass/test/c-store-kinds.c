@@ -31,6 +31,9 @@ MW_SHARED _Atomic long counter;
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 // CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 // CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[N]], [[O]]
+// CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+// CHECK:  [[C1S]]:
 // CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 // CHECK-NOT:     !nosanitize
 // CHECK:         ret void
@@ -50,6 +53,9 @@ void store_float(float *p, float v) { *p = v; }
 // CHECK-NEXT:    [[SP:%.*]] = inttoptr i64 [[S]] to ptr
 // CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[SP]], align 1, !nosanitize
 // CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 [[N]], [[O]]
+// CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+// CHECK:  [[C2S]]:
 // CHECK-NEXT:    store i8 [[N]], ptr [[SP]], align 1, !nosanitize
 void store_shared(int i, float v) { grid[i] = v; }
 
@@ -71,6 +77,10 @@ void store_struct(int i, struct particle p) { particles[i] = p; }
 // CHECK:         [[X:%.*]] = lshr i64 {{%.*}}, 3
 // CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[C3O:%.*]] = load i16, ptr [[S]], align 2, !nosanitize
+// CHECK-NEXT:    [[C3:%.*]] = icmp ne i16 -1, [[C3O]]
+// CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+// CHECK:  [[C3S]]:
 // CHECK-NEXT:    store i16 -1, ptr [[S]], align 2, !nosanitize
 void store_vector(float4 *p, float4 v) { *p = v; }
 
@@ -86,6 +96,9 @@ void store_vector(float4 *p, float4 v) { *p = v; }
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 // CHECK-NEXT:    [[O:%.*]] = load i16, ptr [[S]], align 1, !nosanitize
 // CHECK-NEXT:    [[N:%.*]] = or i16 [[O]], [[BITS]]
+// CHECK-NEXT:    [[C4:%.*]] = icmp ne i16 [[N]], [[O]]
+// CHECK-NEXT:    br i1 [[C4]], label %[[C4S:.*]], label
+// CHECK:  [[C4S]]:
 // CHECK-NEXT:    store i16 [[N]], ptr [[S]], align 1, !nosanitize
 void store_unaligned(char *p, int v) { __builtin_memcpy(p + 1, &v, sizeof v); }
 
@@ -94,6 +107,10 @@ void store_unaligned(char *p, int v) { __builtin_memcpy(p + 1, &v, sizeof v); }
 // CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @counter to i64), 3
 // CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+// CHECK-NEXT:    [[C5O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
+// CHECK-NEXT:    [[C5:%.*]] = icmp ne i8 -1, [[C5O]]
+// CHECK-NEXT:    br i1 [[C5]], label %[[C5S:.*]], label
+// CHECK:  [[C5S]]:
 // CHECK-NEXT:    store i8 -1, ptr [[S]], align 1, !nosanitize
 void atomic_add(void) { atomic_fetch_add(&counter, 1); }
 
@@ -112,6 +129,9 @@ void atomic_add(void) { atomic_fetch_add(&counter, 1); }
 // CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 // CHECK-NEXT:    [[O:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 // CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[BITS]]
+// CHECK-NEXT:    [[C6:%.*]] = icmp ne i8 [[N]], [[O]]
+// CHECK-NEXT:    br i1 [[C6]], label %[[C6S:.*]], label
+// CHECK:  [[C6S]]:
 // CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 int cas(_Atomic int *p, int old, int new) {
   return atomic_compare_exchange_strong(p, &old, new);

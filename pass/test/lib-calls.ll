@@ -180,8 +180,12 @@ define void @others(ptr %s, i64 %i, i64 %n) {
 ; CHECK-NEXT:    [[X:%.*]] = lshr i64 ptrtoint (ptr @buf to i64), 3
 ; CHECK-NEXT:    [[A:%.*]] = add i64 [[X]], 17592186044416
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
+; CHECK-NEXT:    [[C1O:%.*]] = load i64, ptr [[S]], align 2, !nosanitize
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i64 -1, [[C1O]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i64 -1, ptr [[S]], align 2, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @provenance(ptr %s, i64 %n) {
   %local = alloca [64 x i8]
   call ptr @memcpy(ptr %local, ptr %s, i64 %n)

@@ -44,8 +44,11 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i64, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i64 [[OLD]], [[SHIFTED]]
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i64 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i64 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[CONT]]
+; CHECK:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @masked_store(ptr %p, <8 x float> %v, <8 x i1> %m) {
@@ -72,8 +75,11 @@ define void @masked_store(ptr %p, <8 x float> %v, <8 x i1> %m) {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i32, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i32 [[OLD]], [[TRIM]]
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i32 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i32 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[CONT]]
+; CHECK:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @masked_store_shared(i64 %i, <4 x double> %v, <4 x i1> %m) {
@@ -106,8 +112,11 @@ define void @masked_store_shared(i64 %i, <4 x double> %v, <4 x i1> %m) {
 ; CHECK-NEXT:    [[P0:%.*]] = inttoptr i64 [[A0]] to ptr
 ; CHECK-NEXT:    [[O0:%.*]] = load i64, ptr [[P0]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N0:%.*]] = or i64 [[O0]], [[M0]]
+; CHECK-NEXT:    [[C3:%.*]] = icmp ne i64 [[N0]], [[O0]]
+; CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+; CHECK:  [[C3S]]:
 ; CHECK-NEXT:    store i64 [[N0]], ptr [[P0]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT]]
+; CHECK:    br label %[[NEXT]]
 ; CHECK:       [[NEXT]]:
 ; CHECK-NEXT:    [[HI64:%.*]] = lshr i64 [[BITS]], 32
 ; CHECK-NEXT:    [[HI:%.*]] = trunc i64 [[HI64]] to i32
@@ -129,8 +138,11 @@ define void @masked_store_shared(i64 %i, <4 x double> %v, <4 x i1> %m) {
 ; CHECK-NEXT:    [[P1:%.*]] = inttoptr i64 [[A1]] to ptr
 ; CHECK-NEXT:    [[O1:%.*]] = load i64, ptr [[P1]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N1:%.*]] = or i64 [[O1]], [[M1]]
+; CHECK-NEXT:    [[C4:%.*]] = icmp ne i64 [[N1]], [[O1]]
+; CHECK-NEXT:    br i1 [[C4]], label %[[C4S:.*]], label
+; CHECK:  [[C4S]]:
 ; CHECK-NEXT:    store i64 [[N1]], ptr [[P1]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[CONT]]
+; CHECK:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @masked_store_wide(i64 %i, <16 x float> %v, <16 x i1> %m) {
@@ -162,8 +174,11 @@ define void @masked_store_wide(i64 %i, <16 x float> %v, <16 x i1> %m) {
 ; CHECK-NEXT:    [[S0:%.*]] = inttoptr i64 [[A0]] to ptr
 ; CHECK-NEXT:    [[O0:%.*]] = load i8, ptr [[S0]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N0:%.*]] = or i8 [[O0]], [[BITS0]]
+; CHECK-NEXT:    [[C5:%.*]] = icmp ne i8 [[N0]], [[O0]]
+; CHECK-NEXT:    br i1 [[C5]], label %[[C5S:.*]], label
+; CHECK:  [[C5S]]:
 ; CHECK-NEXT:    store i8 [[N0]], ptr [[S0]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT0]]
+; CHECK:    br label %[[NEXT0]]
 ; CHECK:       [[NEXT0]]:
 ; CHECK-NEXT:    [[P1:%.*]] = extractelement <4 x ptr> %ptrs, i64 1
 ; CHECK-NEXT:    [[MB1:%.*]] = extractelement <4 x i1> %m, i64 1
@@ -183,8 +198,11 @@ define void @masked_store_wide(i64 %i, <16 x float> %v, <16 x i1> %m) {
 ; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 [[A1]] to ptr
 ; CHECK-NEXT:    [[O1:%.*]] = load i8, ptr [[S1]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N1:%.*]] = or i8 [[O1]], [[BITS1]]
+; CHECK-NEXT:    [[C6:%.*]] = icmp ne i8 [[N1]], [[O1]]
+; CHECK-NEXT:    br i1 [[C6]], label %[[C6S:.*]], label
+; CHECK:  [[C6S]]:
 ; CHECK-NEXT:    store i8 [[N1]], ptr [[S1]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT1]]
+; CHECK:    br label %[[NEXT1]]
 ; CHECK:       [[NEXT1]]:
 ; CHECK-NEXT:    [[P2:%.*]] = extractelement <4 x ptr> %ptrs, i64 2
 ; CHECK-NEXT:    [[MB2:%.*]] = extractelement <4 x i1> %m, i64 2
@@ -204,8 +222,11 @@ define void @masked_store_wide(i64 %i, <16 x float> %v, <16 x i1> %m) {
 ; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 [[A2]] to ptr
 ; CHECK-NEXT:    [[O2:%.*]] = load i8, ptr [[S2]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N2:%.*]] = or i8 [[O2]], [[BITS2]]
+; CHECK-NEXT:    [[C7:%.*]] = icmp ne i8 [[N2]], [[O2]]
+; CHECK-NEXT:    br i1 [[C7]], label %[[C7S:.*]], label
+; CHECK:  [[C7S]]:
 ; CHECK-NEXT:    store i8 [[N2]], ptr [[S2]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT2]]
+; CHECK:    br label %[[NEXT2]]
 ; CHECK:       [[NEXT2]]:
 ; CHECK-NEXT:    [[P3:%.*]] = extractelement <4 x ptr> %ptrs, i64 3
 ; CHECK-NEXT:    [[MB3:%.*]] = extractelement <4 x i1> %m, i64 3
@@ -225,8 +246,11 @@ define void @masked_store_wide(i64 %i, <16 x float> %v, <16 x i1> %m) {
 ; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
 ; CHECK-NEXT:    [[O3:%.*]] = load i8, ptr [[S3]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N3:%.*]] = or i8 [[O3]], [[BITS3]]
+; CHECK-NEXT:    [[C8:%.*]] = icmp ne i8 [[N3]], [[O3]]
+; CHECK-NEXT:    br i1 [[C8]], label %[[C8S:.*]], label
+; CHECK:  [[C8S]]:
 ; CHECK-NEXT:    store i8 [[N3]], ptr [[S3]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[CONT]]
+; CHECK:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @scatter(<4 x ptr> %ptrs, <4 x i32> %v, <4 x i1> %m) {
@@ -251,8 +275,11 @@ define void @scatter(<4 x ptr> %ptrs, <4 x i32> %v, <4 x i1> %m) {
 ; CHECK-NEXT:    [[S0:%.*]] = inttoptr i64 [[A0]] to ptr
 ; CHECK-NEXT:    [[O0:%.*]] = load i8, ptr [[S0]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N0:%.*]] = or i8 [[O0]], [[BITS0]]
+; CHECK-NEXT:    [[C9:%.*]] = icmp ne i8 [[N0]], [[O0]]
+; CHECK-NEXT:    br i1 [[C9]], label %[[C9S:.*]], label
+; CHECK:  [[C9S]]:
 ; CHECK-NEXT:    store i8 [[N0]], ptr [[S0]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT0]]
+; CHECK:    br label %[[NEXT0]]
 ; CHECK:       [[NEXT0]]:
 ; CHECK-NEXT:    [[P1:%.*]] = extractelement <4 x ptr> %ptrs, i64 1
 ; CHECK-NEXT:    [[MB1:%.*]] = extractelement <4 x i1> %m, i64 1
@@ -268,8 +295,11 @@ define void @scatter(<4 x ptr> %ptrs, <4 x i32> %v, <4 x i1> %m) {
 ; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 [[A1]] to ptr
 ; CHECK-NEXT:    [[O1:%.*]] = load i8, ptr [[S1]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N1:%.*]] = or i8 [[O1]], [[BITS1]]
+; CHECK-NEXT:    [[C10:%.*]] = icmp ne i8 [[N1]], [[O1]]
+; CHECK-NEXT:    br i1 [[C10]], label %[[C10S:.*]], label
+; CHECK:  [[C10S]]:
 ; CHECK-NEXT:    store i8 [[N1]], ptr [[S1]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT1]]
+; CHECK:    br label %[[NEXT1]]
 ; CHECK:       [[NEXT1]]:
 ; CHECK-NEXT:    [[P2:%.*]] = extractelement <4 x ptr> %ptrs, i64 2
 ; CHECK-NEXT:    [[MB2:%.*]] = extractelement <4 x i1> %m, i64 2
@@ -285,8 +315,11 @@ define void @scatter(<4 x ptr> %ptrs, <4 x i32> %v, <4 x i1> %m) {
 ; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 [[A2]] to ptr
 ; CHECK-NEXT:    [[O2:%.*]] = load i8, ptr [[S2]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N2:%.*]] = or i8 [[O2]], [[BITS2]]
+; CHECK-NEXT:    [[C11:%.*]] = icmp ne i8 [[N2]], [[O2]]
+; CHECK-NEXT:    br i1 [[C11]], label %[[C11S:.*]], label
+; CHECK:  [[C11S]]:
 ; CHECK-NEXT:    store i8 [[N2]], ptr [[S2]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[NEXT2]]
+; CHECK:    br label %[[NEXT2]]
 ; CHECK:       [[NEXT2]]:
 ; CHECK-NEXT:    [[P3:%.*]] = extractelement <4 x ptr> %ptrs, i64 3
 ; CHECK-NEXT:    [[MB3:%.*]] = extractelement <4 x i1> %m, i64 3
@@ -302,8 +335,11 @@ define void @scatter(<4 x ptr> %ptrs, <4 x i32> %v, <4 x i1> %m) {
 ; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
 ; CHECK-NEXT:    [[O3:%.*]] = load i8, ptr [[S3]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N3:%.*]] = or i8 [[O3]], [[BITS3]]
+; CHECK-NEXT:    [[C12:%.*]] = icmp ne i8 [[N3]], [[O3]]
+; CHECK-NEXT:    br i1 [[C12]], label %[[C12S:.*]], label
+; CHECK:  [[C12S]]:
 ; CHECK-NEXT:    store i8 [[N3]], ptr [[S3]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[CONT]]
+; CHECK:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @scatter_shared(<4 x i64> %idx, <4 x float> %v, <4 x i1> %m) {

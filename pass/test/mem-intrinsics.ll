@@ -23,6 +23,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[K1S:%.*]] = inttoptr i64 [[K1A]] to ptr
 ; CHECK-NEXT:    [[K1O:%.*]] = load i128, ptr [[K1S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[K1N:%.*]] = or i128 [[K1O]], 1267650600228229401496703205375
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i128 [[K1N]], [[K1O]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i128 [[K1N]], ptr [[K1S]], align 1, !nosanitize
 ; CHECK:         call void @llvm.memcpy.p0.p0.i64(ptr align 4 %p, ptr %q, i64 4, i1 false)
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
@@ -35,6 +38,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[K2S:%.*]] = inttoptr i64 [[K2A]] to ptr
 ; CHECK-NEXT:    [[K2O:%.*]] = load i8, ptr [[K2S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[K2N:%.*]] = or i8 [[K2O]], [[K2M]]
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 [[K2N]], [[K2O]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i8 [[K2N]], ptr [[K2S]], align 1, !nosanitize
 ; CHECK:         call void @llvm.memmove.p0.p0.i64(ptr %p, ptr %q, i64 24, i1 false)
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
@@ -47,6 +53,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[K3S:%.*]] = inttoptr i64 [[K3A]] to ptr
 ; CHECK-NEXT:    [[K3O:%.*]] = load i32, ptr [[K3S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[K3N:%.*]] = or i32 [[K3O]], [[K3M]]
+; CHECK-NEXT:    [[C3:%.*]] = icmp ne i32 [[K3N]], [[K3O]]
+; CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+; CHECK:  [[C3S]]:
 ; CHECK-NEXT:    store i32 [[K3N]], ptr [[K3S]], align 1, !nosanitize
 ; CHECK:         call void @llvm.memcpy.inline.p0.p0.i64(ptr %p, ptr %q, i64 8, i1 false)
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
@@ -59,6 +68,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[K4S:%.*]] = inttoptr i64 [[K4A]] to ptr
 ; CHECK-NEXT:    [[K4O:%.*]] = load i16, ptr [[K4S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[K4N:%.*]] = or i16 [[K4O]], [[K4M]]
+; CHECK-NEXT:    [[C4:%.*]] = icmp ne i16 [[K4N]], [[K4O]]
+; CHECK-NEXT:    br i1 [[C4]], label %[[C4S:.*]], label
+; CHECK:  [[C4S]]:
 ; CHECK-NEXT:    store i16 [[K4N]], ptr [[K4S]], align 1, !nosanitize
 ; CHECK:         call void @llvm.memset.inline.p0.i64(ptr %p, i8 0, i64 2, i1 false)
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
@@ -71,6 +83,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[K5S:%.*]] = inttoptr i64 [[K5A]] to ptr
 ; CHECK-NEXT:    [[K5O:%.*]] = load i16, ptr [[K5S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[K5N:%.*]] = or i16 [[K5O]], [[K5M]]
+; CHECK-NEXT:    [[C5:%.*]] = icmp ne i16 [[K5N]], [[K5O]]
+; CHECK-NEXT:    br i1 [[C5]], label %[[C5S:.*]], label
+; CHECK:  [[C5S]]:
 ; CHECK-NEXT:    store i16 [[K5N]], ptr [[K5S]], align 1, !nosanitize
 ; CHECK:         call void @llvm.memset.p0.i64(ptr %p, i8 0, i64 0, i1 false)
 ; CHECK-NEXT:    ret void
@@ -135,6 +150,9 @@ define void @shared() {
 ; CHECK-NEXT:    [[E1S:%.*]] = inttoptr i64 [[E1A]] to ptr
 ; CHECK-NEXT:    [[E1O:%.*]] = load i128, ptr [[E1S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[E1N:%.*]] = or i128 [[E1O]], [[E1M]]
+; CHECK-NEXT:    [[C6:%.*]] = icmp ne i128 [[E1N]], [[E1O]]
+; CHECK-NEXT:    br i1 [[C6]], label %[[C6S:.*]], label
+; CHECK:  [[C6S]]:
 ; CHECK-NEXT:    store i128 [[E1N]], ptr [[E1S]], align 1, !nosanitize
 ; CHECK:         call void @llvm.memmove.element.unordered.atomic.p0.p0.i64(ptr align 8 %p, ptr align 8 %q, i64 %n, i32 8)
 ; CHECK-NEXT:    ptrtoint ptr %p to i64
@@ -150,6 +168,9 @@ define void @shared() {
 ; CHECK-NEXT:    [[E3S:%.*]] = inttoptr i64 [[E3A]] to ptr
 ; CHECK-NEXT:    [[E3O:%.*]] = load i32, ptr [[E3S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[E3N:%.*]] = or i32 [[E3O]], [[E3M]]
+; CHECK-NEXT:    [[C7:%.*]] = icmp ne i32 [[E3N]], [[E3O]]
+; CHECK-NEXT:    br i1 [[C7]], label %[[C7S:.*]], label
+; CHECK:  [[C7S]]:
 ; CHECK-NEXT:    store i32 [[E3N]], ptr [[E3S]], align 1, !nosanitize
 define void @element_atomic(ptr %p, ptr %q, i64 %n) {
   call void @llvm.memcpy.element.unordered.atomic.p0.p0.i64(ptr align 4 %p, ptr align 4 %q, i64 64, i32 4)

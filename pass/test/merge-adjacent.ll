@@ -27,7 +27,11 @@ declare void @may_not_return()
 ; CHECK-NEXT:    [[O:%.*]] = sub i64 [[I]], 1073741824
 ; CHECK-NEXT:    %midway.in.window = icmp ult i64 [[O]], 1099511627776
 ; CHECK-NEXT:    br i1 %midway.in.window
-; CHECK:         store i16 -1, ptr {{%.*}}, align 1, !nosanitize
+; CHECK:         [[C1O:%.*]] = load i16, ptr {{%.*}}, align 1, !nosanitize
+; CHECK-NEXT:         [[C1:%.*]] = icmp ne i16 -1, [[C1O]]
+; CHECK-NEXT:         br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:       [[C1S]]:
+; CHECK-NEXT:         store i16 -1, ptr {{%.*}}, align 1, !nosanitize
 ; CHECK-NOT:     !nosanitize
 ; CHECK:         ret void
 ; OFF-LABEL: define void @fields(
@@ -51,8 +55,11 @@ define void @fields(ptr %p, i32 %x, double %d) {
 ; CHECK-NEXT:    [[M:%.*]] = shl i16 4095, [[L16]]
 ; CHECK:         [[OLD:%.*]] = load i16, ptr [[S:%.*]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i16 [[OLD]], [[M]]
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i16 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i16 [[NEW]], ptr [[S]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @row(i64 %i, float %v) {
   %p1 = getelementptr inbounds [64 x [64 x float]], ptr @g, i64 0, i64 %i, i64 1
   store float %v, ptr %p1, align 4
@@ -72,15 +79,19 @@ define void @row(i64 %i, float %v) {
 ; CHECK-NEXT:    [[X0:%.*]] = lshr i64 [[B0]], 3
 ; CHECK-NEXT:    [[A0:%.*]] = add i64 [[X0]], 17592186044416
 ; CHECK-NEXT:    [[S0:%.*]] = inttoptr i64 [[A0]] to ptr
+; CHECK-NEXT:    [[C3O:%.*]] = load i8, ptr [[S0]], align 2, !nosanitize
+; CHECK-NEXT:    [[C3:%.*]] = icmp ne i8 -1, [[C3O]]
+; CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+; CHECK:  [[C3S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[S0]], align 2, !nosanitize
-; CHECK-NEXT:    %p3 = getelementptr
+; CHECK:    %p3 = getelementptr
 ; CHECK-NEXT:    store float %v, ptr %p3, align 4
 ; CHECK-NEXT:    [[B3:%.*]] = ptrtoint ptr %p3 to i64
 ; CHECK-NEXT:    [[L3:%.*]] = and i64 [[B3]], 7
 ; CHECK-NEXT:    [[T3:%.*]] = trunc i64 [[L3]] to i8
 ; CHECK-NEXT:    shl i8 15, [[T3]]
 ; CHECK:         store i8 {{%.*}}, ptr {{%.*}}, align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:         ret void
 define void @gap(i64 %i, float %v) {
   %p0 = getelementptr inbounds [64 x [64 x float]], ptr @g, i64 0, i64 %i, i64 0
   store float %v, ptr %p0, align 16

@@ -149,8 +149,11 @@ define void @nobuiltin_malloc() {
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    store i32 2, ptr @shared.extern
+; CHECK:    store i32 2, ptr @shared.extern
 ; CHECK-NEXT:    [[EBIT:%.*]] = and i64 ptrtoint (ptr @shared.extern to i64), 7
 ; CHECK-NEXT:    [[EBIT8:%.*]] = trunc i64 [[EBIT]] to i8
 ; CHECK-NEXT:    [[EBITS:%.*]] = shl i8 15, [[EBIT8]]
@@ -159,8 +162,11 @@ define void @nobuiltin_malloc() {
 ; CHECK-NEXT:    [[ESHP:%.*]] = inttoptr i64 [[ESH]] to ptr
 ; CHECK-NEXT:    [[EOLD:%.*]] = load i8, ptr [[ESHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[ENEW:%.*]] = or i8 [[EOLD]], [[EBITS]]
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 [[ENEW]], [[EOLD]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i8 [[ENEW]], ptr [[ESHP]], align 1, !nosanitize
-; CHECK-NEXT:    ret void
+; CHECK:    ret void
 define void @shared_globals(i64 %i) {
   %p = getelementptr inbounds [16 x i32], ptr @shared, i64 0, i64 %i
   store i32 1, ptr %p

@@ -32,6 +32,9 @@ target triple = "x86_64-unknown-linux-gnu"
 ; O2-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 ; O2-NEXT:    [[OLD:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 ; O2-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; O2-NEXT:    [[C1:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; O2-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; O2:  [[C1S]]:
 ; O2-NEXT:    store i8 [[NEW]], ptr [[S]], align 1, !nosanitize
 ; O2-NOT:     !nosanitize
 ; O2:         ret void

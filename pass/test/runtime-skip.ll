@@ -54,6 +54,9 @@ define void @no_instrumentation(ptr %p) disable_sanitizer_instrumentation {
 ; CHECK-NEXT:    [[S:%.*]] = inttoptr i64 [[A]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[S]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i8 [[NEW]], ptr [[S]], align 1, !nosanitize
 ; CHECK-NOT:     icmp ult
 ; CHECK:         ret void

@@ -3,7 +3,8 @@
 ; bits, bit (p & 7) of the shadow byte at (p >> 3) + 16 TiB. Bytes filling whole
 ; shadow bytes (8-aligned, a multiple of 8 long) are a store of all-ones; others
 ; OR their bits, shifted by p & 7, into the narrowest integer the store's alignment
-; says can hold them (a 4-aligned address has p & 7 = 0 or 4).
+; says can hold them (a 4-aligned address has p & 7 = 0 or 4). Either is written
+; only if it changes the shadow byte (conditional-marks.ll).
 ; Each function stores to one pointer several times, one size class after another;
 ; merging adjacent marks (merge-adjacent.ll) is off so that each keeps its own.
 ; RUN: %opt -passes=midway-instrument -midway-merge-adjacent=false -S %s | FileCheck %s
@@ -28,8 +29,11 @@ target triple = "x86_64-unknown-linux-gnu"
 ; CHECK-NEXT:    [[SHP:%.*]] = inttoptr i64 [[SH]] to ptr
 ; CHECK-NEXT:    [[OLD:%.*]] = load i8, ptr [[SHP]], align 1, !nosanitize
 ; CHECK-NEXT:    [[NEW:%.*]] = or i8 [[OLD]], [[BITS]]
+; CHECK-NEXT:    [[C1:%.*]] = icmp ne i8 [[NEW]], [[OLD]]
+; CHECK-NEXT:    br i1 [[C1]], label %[[C1S:.*]], label
+; CHECK:  [[C1S]]:
 ; CHECK-NEXT:    store i8 [[NEW]], ptr [[SHP]], align 1, !nosanitize
-; CHECK-NEXT:    br label %[[CONT]]
+; CHECK:    br label %[[CONT]]
 ; CHECK:       [[CONT]]:
 ; CHECK-NEXT:    ret void
 define void @scalar(ptr %p, float %v) {
@@ -50,6 +54,9 @@ define void @scalar(ptr %p, float %v) {
 ; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 {{%.*}} to ptr
 ; CHECK-NEXT:    [[O1:%.*]] = load i8, ptr [[S1]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N1:%.*]] = or i8 [[O1]], [[M1]]
+; CHECK-NEXT:    [[C2:%.*]] = icmp ne i8 [[N1]], [[O1]]
+; CHECK-NEXT:    br i1 [[C2]], label %[[C2S:.*]], label
+; CHECK:  [[C2S]]:
 ; CHECK-NEXT:    store i8 [[N1]], ptr [[S1]], align 1, !nosanitize
 ; CHECK:         store i16 2, ptr %p, align 2
 ; CHECK:         [[B2:%.*]] = and i64 {{%.*}}, 7
@@ -61,6 +68,9 @@ define void @scalar(ptr %p, float %v) {
 ; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 {{%.*}} to ptr
 ; CHECK-NEXT:    [[O2:%.*]] = load i8, ptr [[S2]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N2:%.*]] = or i8 [[O2]], [[M2]]
+; CHECK-NEXT:    [[C3:%.*]] = icmp ne i8 [[N2]], [[O2]]
+; CHECK-NEXT:    br i1 [[C3]], label %[[C3S:.*]], label
+; CHECK:  [[C3S]]:
 ; CHECK-NEXT:    store i8 [[N2]], ptr [[S2]], align 1, !nosanitize
 ; CHECK:         store ptr null, ptr %p, align 8
 ; CHECK:         br i1 %midway.in.window
@@ -68,16 +78,24 @@ define void @scalar(ptr %p, float %v) {
 ; CHECK-NEXT:    [[X3:%.*]] = lshr i64 [[I3]], 3
 ; CHECK-NEXT:    [[A3:%.*]] = add i64 [[X3]], 17592186044416
 ; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
+; CHECK-NEXT:    [[C4O:%.*]] = load i8, ptr [[S3]], align 1, !nosanitize
+; CHECK-NEXT:    [[C4:%.*]] = icmp ne i8 -1, [[C4O]]
+; CHECK-NEXT:    br i1 [[C4]], label %[[C4S:.*]], label
+; CHECK:  [[C4S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[S3]], align 1, !nosanitize
-; CHECK-NEXT:    br label
+; CHECK:    br label
 ; CHECK:         store double 1.0{{.*}}, ptr %p, align 8
 ; CHECK:         br i1 %midway.in.window
 ; CHECK:         [[I4:%.*]] = ptrtoint ptr %p to i64
 ; CHECK-NEXT:    [[X4:%.*]] = lshr i64 [[I4]], 3
 ; CHECK-NEXT:    [[A4:%.*]] = add i64 [[X4]], 17592186044416
 ; CHECK-NEXT:    [[S4:%.*]] = inttoptr i64 [[A4]] to ptr
+; CHECK-NEXT:    [[C5O:%.*]] = load i8, ptr [[S4]], align 1, !nosanitize
+; CHECK-NEXT:    [[C5:%.*]] = icmp ne i8 -1, [[C5O]]
+; CHECK-NEXT:    br i1 [[C5]], label %[[C5S:.*]], label
+; CHECK:  [[C5S]]:
 ; CHECK-NEXT:    store i8 -1, ptr [[S4]], align 1, !nosanitize
-; CHECK-NEXT:    br label
+; CHECK:    br label
 define void @sizes(ptr %p) {
   store i8 1, ptr %p, align 1
   store i16 2, ptr %p, align 2
@@ -93,11 +111,19 @@ define void @sizes(ptr %p) {
 ; CHECK:         [[X1:%.*]] = lshr i64 {{%.*}}, 3
 ; CHECK-NEXT:    [[A1:%.*]] = add i64 [[X1]], 17592186044416
 ; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 [[A1]] to ptr
+; CHECK-NEXT:    [[C6O:%.*]] = load i16, ptr [[S1]], align 2, !nosanitize
+; CHECK-NEXT:    [[C6:%.*]] = icmp ne i16 -1, [[C6O]]
+; CHECK-NEXT:    br i1 [[C6]], label %[[C6S:.*]], label
+; CHECK:  [[C6S]]:
 ; CHECK-NEXT:    store i16 -1, ptr [[S1]], align 2, !nosanitize
 ; CHECK:         store <8 x float> %w, ptr %p, align 32
 ; CHECK:         [[X2:%.*]] = lshr i64 {{%.*}}, 3
 ; CHECK-NEXT:    [[A2:%.*]] = add i64 [[X2]], 17592186044416
 ; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 [[A2]] to ptr
+; CHECK-NEXT:    [[C7O:%.*]] = load i32, ptr [[S2]], align 4, !nosanitize
+; CHECK-NEXT:    [[C7:%.*]] = icmp ne i32 -1, [[C7O]]
+; CHECK-NEXT:    br i1 [[C7]], label %[[C7S:.*]], label
+; CHECK:  [[C7S]]:
 ; CHECK-NEXT:    store i32 -1, ptr [[S2]], align 4, !nosanitize
 define void @vector(ptr %p, <4 x float> %v, <8 x float> %w) {
   store <4 x float> %v, ptr %p, align 16
@@ -121,6 +147,9 @@ define void @vector(ptr %p, <4 x float> %v, <8 x float> %w) {
 ; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 {{%.*}} to ptr
 ; CHECK-NEXT:    [[O1:%.*]] = load i16, ptr [[S1]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N1:%.*]] = or i16 [[O1]], [[M1]]
+; CHECK-NEXT:    [[C8:%.*]] = icmp ne i16 [[N1]], [[O1]]
+; CHECK-NEXT:    br i1 [[C8]], label %[[C8S:.*]], label
+; CHECK:  [[C8S]]:
 ; CHECK-NEXT:    store i16 [[N1]], ptr [[S1]], align 1, !nosanitize
 ; CHECK:         store i24 %y, ptr %p, align 1
 ; CHECK:         [[B2:%.*]] = and i64 {{%.*}}, 7
@@ -132,6 +161,9 @@ define void @vector(ptr %p, <4 x float> %v, <8 x float> %w) {
 ; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 {{%.*}} to ptr
 ; CHECK-NEXT:    [[O2:%.*]] = load i16, ptr [[S2]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N2:%.*]] = or i16 [[O2]], [[M2]]
+; CHECK-NEXT:    [[C9:%.*]] = icmp ne i16 [[N2]], [[O2]]
+; CHECK-NEXT:    br i1 [[C9]], label %[[C9S:.*]], label
+; CHECK:  [[C9S]]:
 ; CHECK-NEXT:    store i16 [[N2]], ptr [[S2]], align 1, !nosanitize
 ; CHECK:         store x86_fp80 %z, ptr %p, align 16
 ; CHECK:         br i1 %midway.in.window
@@ -141,8 +173,11 @@ define void @vector(ptr %p, <4 x float> %v, <8 x float> %w) {
 ; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
 ; CHECK-NEXT:    [[O3:%.*]] = load i16, ptr [[S3]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N3:%.*]] = or i16 [[O3]], 1023
+; CHECK-NEXT:    [[C10:%.*]] = icmp ne i16 [[N3]], [[O3]]
+; CHECK-NEXT:    br i1 [[C10]], label %[[C10S:.*]], label
+; CHECK:  [[C10S]]:
 ; CHECK-NEXT:    store i16 [[N3]], ptr [[S3]], align 1, !nosanitize
-; CHECK-NEXT:    br label
+; CHECK:    br label
 define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
   store i32 %x, ptr %p, align 1
   store i24 %y, ptr %p, align 1
@@ -169,8 +204,11 @@ define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
 ; CHECK-NEXT:    [[S0:%.*]] = inttoptr i64 [[A0]] to ptr
 ; CHECK-NEXT:    [[O0:%.*]] = load i8, ptr [[S0]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N0:%.*]] = or i8 [[O0]], [[M0]]
+; CHECK-NEXT:    [[C11:%.*]] = icmp ne i8 [[N0]], [[O0]]
+; CHECK-NEXT:    br i1 [[C11]], label %[[C11S:.*]], label
+; CHECK:  [[C11S]]:
 ; CHECK-NEXT:    store i8 [[N0]], ptr [[S0]], align 1, !nosanitize
-; CHECK-NEXT:    [[F1:%.*]] = getelementptr i8, ptr %p, i64 4
+; CHECK:    [[F1:%.*]] = getelementptr i8, ptr %p, i64 4
 ; CHECK-NEXT:    [[P1:%.*]] = ptrtoint ptr [[F1]] to i64
 ; CHECK-NEXT:    [[B1:%.*]] = and i64 [[P1]], 7
 ; CHECK-NEXT:    [[B1T:%.*]] = trunc i64 [[B1]] to i8
@@ -181,8 +219,11 @@ define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
 ; CHECK-NEXT:    [[S1:%.*]] = inttoptr i64 [[A1]] to ptr
 ; CHECK-NEXT:    [[O1:%.*]] = load i8, ptr [[S1]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N1:%.*]] = or i8 [[O1]], [[M1]]
+; CHECK-NEXT:    [[C12:%.*]] = icmp ne i8 [[N1]], [[O1]]
+; CHECK-NEXT:    br i1 [[C12]], label %[[C12S:.*]], label
+; CHECK:  [[C12S]]:
 ; CHECK-NEXT:    store i8 [[N1]], ptr [[S1]], align 1, !nosanitize
-; CHECK-NEXT:    br label
+; CHECK:    br label
 ; An array of padded structs: [2 x {i32, i8}] marks 0..4 and 8..12: five bits
 ; each, which at align 4 (a shift of 0 or 4) may span two shadow bytes.
 ; CHECK:         store [2 x { i32, i8 }] %a, ptr %p, align 4
@@ -195,8 +236,11 @@ define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
 ; CHECK-NEXT:    [[S2:%.*]] = inttoptr i64 [[A2]] to ptr
 ; CHECK-NEXT:    [[O2:%.*]] = load i16, ptr [[S2]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N2:%.*]] = or i16 [[O2]], [[M2]]
+; CHECK-NEXT:    [[C13:%.*]] = icmp ne i16 [[N2]], [[O2]]
+; CHECK-NEXT:    br i1 [[C13]], label %[[C13S:.*]], label
+; CHECK:  [[C13S]]:
 ; CHECK-NEXT:    store i16 [[N2]], ptr [[S2]], align 1, !nosanitize
-; CHECK-NEXT:    [[E1:%.*]] = getelementptr i8, ptr %p, i64 8
+; CHECK:    [[E1:%.*]] = getelementptr i8, ptr %p, i64 8
 ; CHECK-NEXT:    [[P3:%.*]] = ptrtoint ptr [[E1]] to i64
 ; CHECK-NEXT:    [[B3:%.*]] = and i64 [[P3]], 7
 ; CHECK-NEXT:    [[B3T:%.*]] = trunc i64 [[B3]] to i16
@@ -207,8 +251,11 @@ define void @unaligned(ptr %p, i32 %x, i24 %y, x86_fp80 %z) {
 ; CHECK-NEXT:    [[S3:%.*]] = inttoptr i64 [[A3]] to ptr
 ; CHECK-NEXT:    [[O3:%.*]] = load i16, ptr [[S3]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N3:%.*]] = or i16 [[O3]], [[M3]]
+; CHECK-NEXT:    [[C14:%.*]] = icmp ne i16 [[N3]], [[O3]]
+; CHECK-NEXT:    br i1 [[C14]], label %[[C14S:.*]], label
+; CHECK:  [[C14S]]:
 ; CHECK-NEXT:    store i16 [[N3]], ptr [[S3]], align 1, !nosanitize
-; CHECK-NEXT:    br label
+; CHECK:    br label
 define void @aggregate(ptr %p, { i8, i32 } %s, [2 x { i32, i8 }] %a) {
   store { i8, i32 } %s, ptr %p, align 4
   store [2 x { i32, i8 }] %a, ptr %p, align 4
@@ -221,6 +268,9 @@ define void @aggregate(ptr %p, { i8, i32 } %s, [2 x { i32, i8 }] %a) {
 ; CHECK:         [[M:%.*]] = shl i8 15, {{%.*}}
 ; CHECK:         [[O:%.*]] = load i8, ptr [[S:%.*]], align 1, !nosanitize
 ; CHECK-NEXT:    [[N:%.*]] = or i8 [[O]], [[M]]
+; CHECK-NEXT:    [[C15:%.*]] = icmp ne i8 [[N]], [[O]]
+; CHECK-NEXT:    br i1 [[C15]], label %[[C15S:.*]], label
+; CHECK:  [[C15S]]:
 ; CHECK-NEXT:    store i8 [[N]], ptr [[S]], align 1, !nosanitize
 define void @volatile(ptr %p) {
   store volatile i32 0, ptr %p, align 4
