@@ -33,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -97,6 +98,10 @@ Options:
                            a Chrome trace (JSON: open it in ui.perfetto.dev or
                            chrome://tracing); written by the ranks that reach
                            mw_finalize
+  --merge-trace=PATH       run no job: merge the timelines that the ranks of a job
+                           launched otherwise (mpirun, srun) wrote with
+                           MW_TRACE=PATH, PATH.<rank>.json, into PATH, as --trace
+                           does, and print where each rank's time went
   --advise[=FILE]          the binding advisor: PROGRAM must be a check build (mwcc
                            -fmidway-check) of a program written for release
                            consistency. Each rank records, per cache line, the locks
@@ -219,6 +224,7 @@ struct Options {
   int nprocs = 0;
   std::optional<std::string> provider, model, stats;
   std::optional<std::string> trace;  // --trace=FILE
+  std::optional<std::string> merge_trace;  // --merge-trace=PATH: no job
   bool advise = false;
   std::optional<std::string> advise_file;  // --advise=FILE
   int timeout_s = 0;  // 0: no limit
@@ -293,6 +299,9 @@ Options parse(int argc, char **argv) {
     } else if (auto v = value_of(a, "--trace"); v) {
       if (v->empty()) usage_error("--trace needs a file name: --trace=FILE");
       o.trace = *v;
+    } else if (auto v = value_of(a, "--merge-trace"); v) {
+      if (v->empty()) usage_error("--merge-trace needs the path the ranks' MW_TRACE named: --merge-trace=PATH");
+      o.merge_trace = *v;
     } else if (a == "--advise") {
       o.advise = true;
     } else if (a.substr(0, 9) == "--advise=") {
@@ -315,6 +324,11 @@ Options parse(int argc, char **argv) {
     }
   }
   for (; i < argc; i++) o.command.emplace_back(argv[i]);
+  if (o.merge_trace) {
+    if (o.nprocs != 0 || !o.command.empty())
+      usage_error("--merge-trace runs no job: give it alone, after the job (--merge-trace=PATH)");
+    return o;
+  }
   if (o.nprocs == 0) usage_error("-n N is required: the number of ranks to start");
   if (o.command.empty()) usage_error("no program to run");
   // MW_STATS in mwrun's environment asks for what --stats does: the ranks write their
@@ -879,29 +893,35 @@ void print_trace_summary(const Json &events, int nprocs) {
   }
 }
 
-bool report_trace(const JobDir &dir, int nprocs, const std::string &out_path) {
+// Merges the ranks' timelines, `files[r]` being rank r's, into out_path, and prints the
+// summary. `what` names the option in messages.
+bool merge_traces(const std::vector<std::string> &files, const std::string &out_path, const char *what) {
+  const int nprocs = static_cast<int>(files.size());
   Json events = Json::array();
   Json dropped = Json::object();
   int read = 0;
   for (int r = 0; r < nprocs; r++) {
-    const std::string file = "trace." + std::to_string(r) + ".json";
-    std::optional<std::string> text = read_file(dir.path() + "/" + file);
+    const std::string &file = files[static_cast<size_t>(r)];
+    std::optional<std::string> text = read_file(file);
     if (!text) {
-      say("--trace: rank %d wrote no trace (it did not reach mw_finalize)", r);
+      say("%s: rank %d wrote no trace (%s; it did not reach mw_finalize)", what, r, file.c_str());
       continue;
     }
     Json json;
     uint64_t lost = 0;
     try {
       json = Json::parse(*text);
-      lost = json.at("otherData").value("dropped", uint64_t{0});
+      const Json &other = json.at("otherData");
+      if (other.value("rank", r) != r)
+        throw std::runtime_error("it is rank " + std::to_string(other.value("rank", -1)) + "'s");
+      lost = other.value("dropped", uint64_t{0});
       for (Json &e : json.at("traceEvents")) events.push_back(std::move(e));
-    } catch (const Json::exception &e) {
-      say("--trace: rank %d's %s is not a trace (%s); left out", r, file.c_str(), e.what());
+    } catch (const std::exception &e) {
+      say("%s: rank %d's %s is not its trace (%s); left out", what, r, file.c_str(), e.what());
       continue;
     }
     if (lost) {
-      say("--trace: rank %d recorded more events than it keeps; its last %llu are left out", r,
+      say("%s: rank %d recorded more events than it keeps; its last %llu are left out", what, r,
           static_cast<unsigned long long>(lost));
       dropped[std::to_string(r)] = lost;
     }
@@ -915,12 +935,48 @@ bool report_trace(const JobDir &dir, int nprocs, const std::string &out_path) {
   out << doc.dump() << "\n";
   out.close();
   if (!out) {
-    say("--trace: cannot write %s: %s", out_path.c_str(), std::strerror(errno));
+    say("%s: cannot write %s: %s", what, out_path.c_str(), std::strerror(errno));
     return false;
   }
-  say("--trace: the timeline of %d rank%s is in %s (open it in ui.perfetto.dev or chrome://tracing)",
-      read, read == 1 ? "" : "s", out_path.c_str());
+  say("%s: the timeline of %d rank%s is in %s (open it in ui.perfetto.dev or chrome://tracing)",
+      what, read, read == 1 ? "" : "s", out_path.c_str());
   return true;
+}
+
+bool report_trace(const JobDir &dir, int nprocs, const std::string &out_path) {
+  std::vector<std::string> files;
+  for (int r = 0; r < nprocs; r++) files.push_back(dir.path() + "/trace." + std::to_string(r) + ".json");
+  return merge_traces(files, out_path, "--trace");
+}
+
+// mwrun --merge-trace=PATH: the timelines a job launched otherwise (mpirun, srun) left in
+// PATH.<rank>.json (MW_TRACE=PATH), merged into PATH as mwrun --trace=PATH would have.
+// The ranks are those files' numbers; a rank missing among them is said.
+int merge_trace_files(const std::string &path) {
+  namespace fs = std::filesystem;
+  const fs::path prefix(path);
+  const fs::path dir = prefix.has_parent_path() ? prefix.parent_path() : fs::path(".");
+  const std::string stem = prefix.filename().string() + ".";
+  int nprocs = 0;
+  std::error_code ec;
+  for (const fs::directory_entry &e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() <= stem.size() + 5 || name.compare(0, stem.size(), stem) != 0 ||
+        name.compare(name.size() - 5, 5, ".json") != 0)
+      continue;
+    const std::string digits = name.substr(stem.size(), name.size() - stem.size() - 5);
+    int r = 0;
+    auto [end, bad] = std::from_chars(digits.data(), digits.data() + digits.size(), r);
+    if (bad == std::errc() && end == digits.data() + digits.size() && r >= 0 && r < kMaxRanks)
+      nprocs = std::max(nprocs, r + 1);
+  }
+  if (ec) die("--merge-trace: cannot read the folder %s: %s", dir.c_str(), ec.message().c_str());
+  if (nprocs == 0)
+    die("--merge-trace: no %s.<rank>.json (run the job with MW_TRACE=%s: each rank writes its own)",
+        path.c_str(), path.c_str());
+  std::vector<std::string> files;
+  for (int r = 0; r < nprocs; r++) files.push_back(path + "." + std::to_string(r) + ".json");
+  return merge_traces(files, path, "--merge-trace") ? 0 : EXIT_FAILURE;
 }
 
 // ---- Running the job ----
@@ -1322,6 +1378,7 @@ void remove_leftovers() {
 
 int main(int argc, char **argv) {
   Options o = parse(argc, argv);
+  if (o.merge_trace) return merge_trace_files(*o.merge_trace);
   o.cpus = placement(o);
   check_program(o.command[0]);
   remove_leftovers();

@@ -844,6 +844,40 @@ TEST_F(LaunchTest, WithoutMwrunAStatsTableIsExplained) {
       << r.err;
 }
 
+// ---- Timelines merged after a job launched otherwise (hand-written files stand in) ----
+
+TEST_F(LaunchTest, MergeTraceNamesWhatItCannotMerge) {
+  fs::path prefix = dir_ / "t";
+  Result none = run({kMwrun, "--merge-trace=" + prefix.string()});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("mwrun: --merge-trace: no " + prefix.string() + ".<rank>.json (run the job with MW_TRACE=" +
+                          prefix.string()),
+            std::string::npos)
+      << none.err;
+  // Rank 0 wrote nothing, rank 1 a trace, rank 2 another rank's, rank 3 not JSON: rank 1's
+  // is merged and each other one is named.
+  const std::string events = R"("traceEvents": [{"ph": "X", "name": "fault", "pid": 1, "tid": 0, "ts": 5, "dur": 2,
+                                  "args": {"page": "0x40000000", "peer": 0}}])";
+  write(fs::path(prefix.string() + ".1.json"), "{" + events + R"(, "otherData": {"rank": 1, "dropped": 0}})");
+  write(fs::path(prefix.string() + ".2.json"), "{" + events + R"(, "otherData": {"rank": 1, "dropped": 0}})");
+  write(fs::path(prefix.string() + ".3.json"), "not a trace");
+  Result r = run({kMwrun, "--merge-trace=" + prefix.string()});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("mwrun: --merge-trace: rank 0 wrote no trace (" + prefix.string() + ".0.json;"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rank 2's " + prefix.string() + ".2.json is not its trace (it is rank 1's)"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("rank 3's " + prefix.string() + ".3.json is not its trace ("), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the timeline of 1 rank is in " + prefix.string()), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\n1 +1 +0\\.002 ")))  // rank 1: one fault of 2 us
+      << r.err;
+  // It runs no job.
+  Result both = run({kMwrun, "--merge-trace=" + prefix.string(), "-n", "2", kProbe});
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_NE(both.err.find("mwrun: --merge-trace runs no job"), std::string::npos) << both.err;
+}
+
 // ---- PMIx: the same program under Open MPI's mpirun ----
 
 std::vector<std::string> mpirun(int n, std::vector<std::string> rest) {
@@ -886,6 +920,31 @@ print("ok")
                                 dir_ / ("stats." + std::to_string(rank) + ".json"));
     EXPECT_EQ(check.out, "ok\n") << "rank " << rank << ": " << check.err;
   }
+}
+
+TEST_F(LaunchTest, UnderMpirunMwrunMergesTheRanksTimelinesAfterwards) {
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun (openmpi-bin) is not installed";
+  fs::path prefix = dir_ / "timeline";
+  Result job = run(mpirun(2, {"-x", "MW_TRACE=" + prefix.string(), kProbe, "phases"}));
+  ASSERT_EQ(job.exit_code, 0) << job.err;
+  Result r = run({kMwrun, "--merge-trace=" + prefix.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("where each rank's time went"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::regex_search(r.err, std::regex("\n0 +[0-9]")) && std::regex_search(r.err, std::regex("\n1 +[0-9]")))
+      << r.err;
+  EXPECT_NE(r.err.find("mwrun: --merge-trace: the timeline of 2 ranks is in " + prefix.string()), std::string::npos)
+      << r.err;
+  // One timeline: both ranks' processes, named as mwrun --trace names them.
+  Result check = python_check(R"(
+import json, sys
+t = json.load(open(sys.argv[1]))
+names = {(e["pid"], e["args"]["name"]) for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
+assert names == {(0, "rank 0"), (1, "rank 1")}, names
+assert t["otherData"]["nprocs"] == 2, t["otherData"]
+print("ok")
+)",
+                              prefix);
+  EXPECT_EQ(check.out, "ok\n") << check.err;
 }
 
 TEST_F(LaunchTest, UnderMpirunARankThatNeverArrivesIsNamed) {
