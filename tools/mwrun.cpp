@@ -900,6 +900,8 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
   Json events = Json::array();
   Json dropped = Json::object();
   int read = 0;
+  // Per host, the ranks' events and the offset of its system clock from its steady clock.
+  std::map<std::string, std::pair<std::vector<size_t>, int64_t>> hosts;
   for (int r = 0; r < nprocs; r++) {
     const std::string &file = files[static_cast<size_t>(r)];
     std::optional<std::string> text = read_file(file);
@@ -915,7 +917,12 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
       if (other.value("rank", r) != r)
         throw std::runtime_error("it is rank " + std::to_string(other.value("rank", -1)) + "'s");
       lost = other.value("dropped", uint64_t{0});
-      for (Json &e : json.at("traceEvents")) events.push_back(std::move(e));
+      auto &host = hosts[other.value("host", std::string())];
+      host.second = other.value("realtime_offset_ns", int64_t{0});
+      for (Json &e : json.at("traceEvents")) {
+        host.first.push_back(events.size());
+        events.push_back(std::move(e));
+      }
     } catch (const std::exception &e) {
       say("%s: rank %d's %s is not its trace (%s); left out", what, r, file.c_str(), e.what());
       continue;
@@ -928,6 +935,19 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
     ++read;
   }
   if (read == 0) return false;
+  // Ranks of several hosts: each host's steady clock starts at its own boot, so their
+  // events are placed by the hosts' system clocks, which NTP keeps close (within a
+  // millisecond or much less), relative to the first host's.
+  if (hosts.size() > 1) {
+    const int64_t base = hosts.begin()->second.second;
+    for (const auto &[name, host] : hosts)
+      for (size_t i : host.first)
+        if (events[i].contains("ts"))
+          events[i]["ts"] = events[i]["ts"].get<double>() + static_cast<double>(host.second - base) / 1e3;
+    say("%s: the ranks ran on %zu hosts: their events are placed by each host's system clock, "
+        "so across hosts they are as close as those clocks agree (the waits split at their answers too)",
+        what, hosts.size());
+  }
   print_trace_summary(events, nprocs);
   Json doc = {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ns"},
               {"otherData", {{"nprocs", nprocs}, {"dropped", dropped}}}};

@@ -1,6 +1,7 @@
 #include "core/trace.hpp"
 
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -108,9 +109,23 @@ void finish(const char *call) {
                       {"dur", static_cast<double>(e.end_ns - e.begin_ns) / 1e3},
                       {"args", std::move(args)}});
   }
+  // The steady clock's zero is each host's own (its boot): so that a merge can place the
+  // ranks of several hosts on one timeline, the host and where its system clock stood.
+  char host[256] = "";
+  gethostname(host, sizeof host - 1);
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  const uint64_t steady = now_ns();
+  const int64_t realtime_offset_ns =
+      static_cast<int64_t>(real.tv_sec) * 1000000000 + real.tv_nsec - static_cast<int64_t>(steady);
   const json doc = {{"traceEvents", std::move(events)},
                     {"displayTimeUnit", "ns"},
-                    {"otherData", {{"rank", g.rank}, {"events", kept}, {"dropped", claimed - kept}}}};
+                    {"otherData",
+                     {{"rank", g.rank},
+                      {"events", kept},
+                      {"dropped", claimed - kept},
+                      {"host", host},
+                      {"realtime_offset_ns", realtime_offset_ns}}}};
   const std::string text = doc.dump();
   FILE *f = std::fopen(g.path.c_str(), "w");
   if (!f) fatal_errno(call, "cannot write the trace to %s", g.path.c_str());

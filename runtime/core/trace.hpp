@@ -17,7 +17,9 @@
 // events as a Chrome trace (JSON, Perfetto and chrome://tracing read it; one process per
 // rank, one track per thread), under mwrun to MW_JOB_DIR/trace.<rank>.json, which mwrun
 // merges into one file, otherwise to MW_TRACE.<rank>.json. Times are the steady clock
-// (CLOCK_MONOTONIC): the ranks of one host share it, ranks on different hosts do not.
+// (CLOCK_MONOTONIC): the ranks of one host share it, ranks on different hosts do not, so
+// each file also says its host and the system clock's offset from it, by which a merge of
+// ranks of several hosts places them (mwrun --merge-trace).
 #pragma once
 
 #include <atomic>

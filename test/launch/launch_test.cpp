@@ -878,6 +878,37 @@ TEST_F(LaunchTest, MergeTraceNamesWhatItCannotMerge) {
   EXPECT_NE(both.err.find("mwrun: --merge-trace runs no job"), std::string::npos) << both.err;
 }
 
+TEST_F(LaunchTest, MergeTracePlacesRanksOfSeveralHostsByTheirSystemClocks) {
+  // Each host's steady clock starts at its own boot; its system clock stood 1 ms past it
+  // on host a and 3 ms past it on host b: b's events move 2000 us later than a's.
+  fs::path prefix = dir_ / "t";
+  auto rank = [&](int r, const char *host, long offset_ns) {
+    write(fs::path(prefix.string() + "." + std::to_string(r) + ".json"),
+          "{\"traceEvents\": [{\"ph\": \"X\", \"name\": \"barrier\", \"pid\": " + std::to_string(r) +
+              ", \"tid\": 0, \"ts\": 5, \"dur\": 1}], \"otherData\": {\"rank\": " + std::to_string(r) +
+              ", \"dropped\": 0, \"host\": \"" + host + "\", \"realtime_offset_ns\": " + std::to_string(offset_ns) +
+              "}}");
+  };
+  rank(0, "a", 1000000);
+  rank(1, "b", 3000000);
+  rank(2, "a", 1000000);
+  Result r = run({kMwrun, "--merge-trace=" + prefix.string()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("mwrun: --merge-trace: the ranks ran on 2 hosts: their events are placed by each host's "
+                       "system clock"),
+            std::string::npos)
+      << r.err;
+  Result check = python_check(R"(
+import json, sys
+t = json.load(open(sys.argv[1]))
+ts = {e["pid"]: e["ts"] for e in t["traceEvents"] if e["ph"] == "X"}
+assert ts == {0: 5, 1: 2005, 2: 5}, ts
+print("ok")
+)",
+                              prefix);
+  EXPECT_EQ(check.out, "ok\n") << check.err;
+}
+
 // ---- PMIx: the same program under Open MPI's mpirun ----
 
 std::vector<std::string> mpirun(int n, std::vector<std::string> rest) {
@@ -941,6 +972,9 @@ t = json.load(open(sys.argv[1]))
 names = {(e["pid"], e["args"]["name"]) for e in t["traceEvents"] if e["ph"] == "M" and e["name"] == "process_name"}
 assert names == {(0, "rank 0"), (1, "rank 1")}, names
 assert t["otherData"]["nprocs"] == 2, t["otherData"]
+for r in (0, 1):  # what a merge of ranks of several hosts places them by
+    other = json.load(open(sys.argv[1] + ".%d.json" % r))["otherData"]
+    assert other["host"] and isinstance(other["realtime_offset_ns"], int), other
 print("ok")
 )",
                               prefix);
