@@ -894,8 +894,10 @@ void print_trace_summary(const Json &events, int nprocs) {
 }
 
 // Merges the ranks' timelines, `files[r]` being rank r's, into out_path, and prints the
-// summary. `what` names the option in messages.
-bool merge_traces(const std::vector<std::string> &files, const std::string &out_path, const char *what) {
+// summary. `what` names the option in messages, which name the files if they are the
+// user's (not in the job directory).
+bool merge_traces(const std::vector<std::string> &files, const std::string &out_path, const char *what,
+                  bool users_files) {
   const int nprocs = static_cast<int>(files.size());
   Json events = Json::array();
   Json dropped = Json::object();
@@ -906,7 +908,8 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
     const std::string &file = files[static_cast<size_t>(r)];
     std::optional<std::string> text = read_file(file);
     if (!text) {
-      say("%s: rank %d wrote no trace (%s; it did not reach mw_finalize)", what, r, file.c_str());
+      if (users_files) say("%s: rank %d wrote no trace (%s; it did not reach mw_finalize)", what, r, file.c_str());
+      else say("%s: rank %d wrote no trace (it did not reach mw_finalize)", what, r);
       continue;
     }
     Json json;
@@ -924,7 +927,8 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
         events.push_back(std::move(e));
       }
     } catch (const std::exception &e) {
-      say("%s: rank %d's %s is not its trace (%s); left out", what, r, file.c_str(), e.what());
+      say("%s: rank %d's %s is not its trace (%s); left out", what, r,
+          (users_files ? file : "trace." + std::to_string(r) + ".json").c_str(), e.what());
       continue;
     }
     if (lost) {
@@ -966,7 +970,7 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
 bool report_trace(const JobDir &dir, int nprocs, const std::string &out_path) {
   std::vector<std::string> files;
   for (int r = 0; r < nprocs; r++) files.push_back(dir.path() + "/trace." + std::to_string(r) + ".json");
-  return merge_traces(files, out_path, "--trace");
+  return merge_traces(files, out_path, "--trace", false);
 }
 
 // mwrun --merge-trace=PATH: the timelines a job launched otherwise (mpirun, srun) left in
@@ -996,7 +1000,7 @@ int merge_trace_files(const std::string &path) {
         path.c_str(), path.c_str());
   std::vector<std::string> files;
   for (int r = 0; r < nprocs; r++) files.push_back(path + "." + std::to_string(r) + ".json");
-  return merge_traces(files, path, "--merge-trace") ? 0 : EXIT_FAILURE;
+  return merge_traces(files, path, "--merge-trace", true) ? 0 : EXIT_FAILURE;
 }
 
 // ---- Running the job ----
