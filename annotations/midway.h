@@ -50,8 +50,8 @@ extern "C" {
  *     non-atomic read-modify-write OR, which may rewrite neighbouring bits unchanged;
  *   - compiled code may touch up to 8 shadow bytes past the last byte it marks (a
  *     word-wide OR), so the runtime keeps that much of the dirty map committed;
- *   - a single store's mark may be skipped when its bits are all set already (a
- *     conditional mark: a load and a branch);
+ *   - a mark of a known size up to 128 bytes (a store's) may be skipped when its bits
+ *     are all set already (a conditional mark: a load and a branch);
  *   - the runtime clears partial shadow bytes with an atomic AND.
  * A clear that races with the application's OR on the same shadow byte can therefore
  * leave a cleared neighbour bit set again (a spurious mark), but can never lose the

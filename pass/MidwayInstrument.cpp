@@ -149,12 +149,14 @@ static cl::opt<bool> ClMergeAdjacent(
 
 static cl::opt<bool> ClConditionalMarks(
     "midway-conditional-marks",
-    cl::desc("Store a single store's mark only if its bits are not all set "
+    cl::desc("Store a mark of a known size up to 128 bytes (a store's, a "
+             "group's, a short loop's range) only if its bits are not all set "
              "already: a load and a branch, but no write (and no "
              "read-for-ownership of the shadow's cache line) when data is "
-             "written again before the runtime collects its marks. A range's "
-             "mark after its loop is always stored. The runtime fences the "
-             "application thread where another thread takes marks"),
+             "written again before the runtime collects its marks. Longer "
+             "marks and those of run-time length are always stored. The "
+             "runtime fences the application thread where another thread "
+             "takes marks"),
     cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClWarnUnmarked(
@@ -2672,11 +2674,12 @@ void FunctionInstrumenter::orShadow(IRBuilder<> &IRB, Value *Shadow, Value *Bits
   storeShadow(IRB, Shadow, IRB.CreateOr(Old, Bits), Align(1), Conditional);
 }
 
-/// Stores a mark's new shadow value. Conditional (a single store's mark, with
-/// -midway-conditional-marks), the store happens only if the value changes:
-/// re-marking data already marked then costs a load and a predictable branch
-/// rather than a write to the shadow's cache line. A range's mark is made once,
-/// after its loop, and would pay the load for nothing.
+/// Stores a mark's new shadow value. Conditional (markBits' marks, of a known
+/// size up to 128 bytes, with -midway-conditional-marks), the store happens only
+/// if the value changes: re-marking data already marked then costs a load and a
+/// predictable branch rather than a write to the shadow's cache line. Longer
+/// marks and those of run-time length (a loop's range, made once after it)
+/// would pay the loads for nothing.
 void FunctionInstrumenter::storeShadow(IRBuilder<> &IRB, Value *Shadow,
                                        Value *New, Align A, bool Conditional) {
   MDNode *NoSanitize = MDNode::get(F.getContext(), {});

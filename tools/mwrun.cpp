@@ -941,7 +941,7 @@ bool merge_traces(const std::vector<std::string> &files, const std::string &out_
   if (read == 0) return false;
   // Ranks of several hosts: each host's steady clock starts at its own boot, so their
   // events are placed by the hosts' system clocks, which NTP keeps close (within a
-  // millisecond or much less), relative to the first host's.
+  // millisecond or much less), relative to the host whose name sorts first.
   if (hosts.size() > 1) {
     const int64_t base = hosts.begin()->second.second;
     for (const auto &[name, host] : hosts)

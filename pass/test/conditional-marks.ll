@@ -1,8 +1,9 @@
-; -midway-conditional-marks (on by default): a single store's mark is stored only
-; if it changes the shadow, so data written again before the runtime collects its
-; marks costs a load and a branch, not a write to the shadow's cache line (RADIX's
-; permutation at one rank). A range's mark, made once after its loop, stays a plain
-; store or OR: it is not made again and again. The runtime fences the application
+; -midway-conditional-marks (on by default): a mark of a known size up to 128
+; bytes (a store's) is stored only if it changes the shadow, so data written again
+; before the runtime collects its marks costs a load and a branch, not a write to
+; the shadow's cache line (RADIX's permutation at one rank). A range of run-time
+; length, marked once after its loop, stays plain stores and ORs: it is not made
+; again and again. The runtime fences the application
 ; thread where another thread takes marks (runtime/memory/dirty.hpp).
 ; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
 ; RUN: %opt -passes=midway-instrument -midway-conditional-marks=false -S %s \

@@ -41,17 +41,17 @@ void clear(const void *addr, size_t len);
 void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out,
           bool exclusive = false);
 
-// Compiled code stores a single store's mark only if its bits are not all set already
-// (pass/MidwayInstrument.cpp, -midway-conditional-marks): a load and a branch instead of a
-// write when data is written again before its marks are taken (RADIX's permutation at
-// one rank). But x86 lets that load pass the data's store, still in the store buffer: a
+// Compiled code stores a store's mark (any mark of a known size up to 128 bytes) only if
+// its bits are not all set already (pass/MidwayInstrument.cpp, -midway-conditional-marks):
+// a load and a branch instead of a write when data is written again before its marks are
+// taken (RADIX's permutation at one rank). But x86 lets that load pass the data's store, still in the store buffer: a
 // take on another thread between the two finds the mark set, clears it and reads the
 // old data, and the new data is never sent. So a thread other than the application's
 // that has taken marks calls fence_application() before it reads their data: the
 // application thread passes a full barrier, after which its load either saw the mark
 // cleared (and stores it again) or its store is in memory. A membarrier(2) (an IPI to
-// the application's core, 10-20 µs on a virtual machine), so it is made only when a take
-// found marks. start_fences registers for it (mw_init, when the job has other ranks) and
+// the application's core if it runs: up to 10-20 µs on a virtual machine), so it is made
+// only when a take found marks. start_fences registers for it (mw_init, when the job has other ranks) and
 // says whether it could; if not, or asked not to (a test), the fences are TLB shootdowns.
 bool start_fences(bool membarrier = true);
 void fence_application();

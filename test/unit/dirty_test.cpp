@@ -204,7 +204,7 @@ int stale_reads(bool fence, int rounds) {
   std::thread app([&] {
     uint64_t j = 0;
     for (int r = 1; r <= rounds; ++r) {
-      while (go.v.load(std::memory_order_acquire) != static_cast<uint64_t>(r)) {}
+      while (go.v.load(std::memory_order_acquire) != static_cast<uint64_t>(r)) __builtin_ia32_pause();
       for (;;) {
         data.v.store(++j, std::memory_order_relaxed);
         std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the order
@@ -223,7 +223,7 @@ int stale_reads(bool fence, int rounds) {
     if (fence) mw::dirty::fence_application();
     const uint64_t read = data.v.load(std::memory_order_relaxed);
     uint64_t j;
-    while ((j = seen.v.load(std::memory_order_acquire)) == 0) {}
+    while ((j = seen.v.load(std::memory_order_acquire)) == 0) __builtin_ia32_pause();
     if (read + 1 < j) ++stale;
   }
   app.join();
