@@ -569,7 +569,7 @@ TEST_F(LaunchTest, HelpDocumentsEveryFlagAndVariable) {
   for (const char *s : {"-n N", "--provider", "--model", "--stats", "--stats=json:FILE",
                         "--timeout", "--exec-prefix", "MW_RANK", "MW_NPROCS", "MW_JOB_DIR", "MW_JOB_ID", "MW_SECRET",
                         "MW_PROVIDER", "MW_MODEL", "MW_STATS", "MW_STARTUP_TIMEOUT", "mpirun",
-                        "MW_STATS=json:PATH", "PATH.<rank>.json"})
+                        "MW_STATS=json:PATH", "PATH.<rank>.json", "--trace=FILE", "--merge-trace=PATH"})
     EXPECT_NE(r.out.find(s), std::string::npos) << s;
 }
 
@@ -591,6 +591,7 @@ TEST_F(LaunchTest, UsageErrorsNameTheProblem) {
       {{"-n", "2", "no-such-program-in-path"},
        "cannot run 'no-such-program-in-path': no such program in PATH"},
       {{"-n", "2", "--timeout"}, "--timeout needs a value"},
+      {{"--merge-trace="}, "--merge-trace needs the path the ranks' MW_TRACE named"},
   };
   for (const Case &c : cases) {
     std::vector<std::string> argv{kMwrun};
