@@ -419,7 +419,8 @@ void mw_discard(const void *addr, size_t len);
 
 /* Number of bytes of [addr, addr+len) marked dirty; the range must lie in the window. */
 size_t mw_dirty_count(const void *addr, size_t len);
-/* Mark [addr, addr+len) clean; the range must lie in the window. */
+/* Mark [addr, addr+len) clean; the range must lie in the window. Clearing marks of bound
+ * or release-consistent data means those writes never reach the other ranks. */
 void mw_dirty_clear(const void *addr, size_t len);
 
 /* ------------------------------------------------------------------------------------

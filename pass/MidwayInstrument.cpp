@@ -64,6 +64,7 @@
 #include "llvm/IR/InlineAsm.h"
 #include "llvm/IR/InstIterator.h"
 #include "llvm/IR/IntrinsicInst.h"
+#include "llvm/IR/MDBuilder.h"
 #include "llvm/IR/Module.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
@@ -71,6 +72,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 #include "llvm/Transforms/Utils/BuildLibCalls.h"
+#include "llvm/Transforms/Utils/LoopSimplify.h"
 #include "llvm/Transforms/Utils/ModuleUtils.h"
 #include "llvm/Transforms/Utils/ScalarEvolutionExpander.h"
 
@@ -129,6 +131,13 @@ static cl::opt<bool> ClStridedRanges(
              "the inner loop strides, the outer one steps by the stores' "
              "width) with one call after the outer loop, instead of after "
              "every store"),
+    cl::init(true), cl::cat(MidwayCategory));
+
+static cl::opt<bool> ClNestRanges(
+    "midway-nest-ranges",
+    cl::desc("Plan the ranges of loop nests before the vectorizer runs, while "
+             "each loop of the source is still one loop, and mark them after "
+             "the nest; the stores they cover get no marks of their own"),
     cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<unsigned> ClInlineRangeBytes(
@@ -190,6 +199,8 @@ ALWAYS_ENABLED_STATISTIC(NumOmittedPrivate,
 ALWAYS_ENABLED_STATISTIC(NumCoalescedInLoop,
                          "Number of writes marked by a loop range instead");
 ALWAYS_ENABLED_STATISTIC(NumLoopRanges, "Number of loop ranges marked");
+ALWAYS_ENABLED_STATISTIC(NumNestRanges,
+                         "Number of loop nest ranges marked before vectorization");
 ALWAYS_ENABLED_STATISTIC(NumStridedRanges,
                          "Number of loop ranges marked as rows a stride apart");
 ALWAYS_ENABLED_STATISTIC(NumMergedInBlock,
@@ -826,6 +837,43 @@ public:
                                  PtrTy, IntptrTy, IntptrTy, IntptrTy);
   }
 
+  /// The tag of the stores whose bytes a mark placed before the vectorizer
+  /// covers (a loop nest's range): an alias scope of Midway's own domain, in
+  /// their !noalias lists. A !noalias list is a claim about aliasing, so every
+  /// transformation that merges, widens or clones stores keeps only what all of
+  /// its stores claim (the vectorizers intersect the lists of the stores they
+  /// widen, instcombine and simplifycfg those they merge) or drops it. No
+  /// access is in this scope, so the claim tells alias analysis nothing
+  /// (ScopedNoAliasAA proves nothing in a domain where the other access has no
+  /// scope). A store that loses the tag is marked again, which costs but is
+  /// never wrong. Null if there is none and Create is false.
+  MDNode *getCoveredTag(bool Create) {
+    NamedMDNode *Named = Create ? M.getOrInsertNamedMetadata("midway.covered")
+                                : M.getNamedMetadata("midway.covered");
+    if (!Named)
+      return nullptr;
+    if (!Named->getNumOperands()) {
+      MDBuilder MDB(Ctx);
+      Named->addOperand(MDB.createAnonymousAliasScope(
+          MDB.createAnonymousAliasScopeDomain("midway"),
+          "covered by a loop nest's mark"));
+    }
+    return Named->getOperand(0);
+  }
+
+  void tagCovered(Instruction &I) {
+    I.setMetadata(LLVMContext::MD_noalias,
+                  MDNode::concatenate(
+                      I.getMetadata(LLVMContext::MD_noalias),
+                      MDNode::get(Ctx, {getCoveredTag(/*Create=*/true)})));
+  }
+
+  bool isCovered(const Instruction &I) {
+    MDNode *NoAlias = I.getMetadata(LLVMContext::MD_noalias);
+    MDNode *Tag = NoAlias ? getCoveredTag(/*Create=*/false) : nullptr;
+    return Tag && is_contained(NoAlias->operands(), Tag);
+  }
+
   FunctionCallee getStrLenFn() {
     return M.getOrInsertFunction("strlen", IntptrTy, PtrTy);
   }
@@ -867,11 +915,17 @@ struct ScanfCall {
   SmallVector<ScanfWrite, 8> Writes;
 };
 
+/// Conditions that a loop does not change, each with the value it must have:
+/// the guards of inner loops that may run zero times.
+using Guards = SmallVector<std::pair<Value *, bool>, 2>;
+
 /// A write [Ptr, Ptr + Size) made on every iteration of a loop L, where it is
-/// planned, with Ptr = {Start,+,Step}<L>: a store or memory intrinsic in block
-/// From, or the range of a whole inner loop, made on the edge From -> To out of
-/// it. With Rows, it is Rows such ranges, Stride apart; a Column is one inner
-/// loop's run of stores, a piece per row (see strideAcross).
+/// planned (or on none, if its Conditions do not hold), with Ptr =
+/// {Start,+,Step}<L> or, for an inner loop's range, Ptr the same for all of L:
+/// a store or memory intrinsic in block From, or the range of a whole inner
+/// loop, made on the edge From -> To out of it. With Rows, it is Rows such
+/// ranges, Stride apart; a Column is one inner loop's run of stores, a piece
+/// per row (see strideAcross).
 struct LoopWrite {
   const SCEV *Ptr;
   const SCEV *Size;
@@ -883,6 +937,7 @@ struct LoopWrite {
   const SCEV *Rows = nullptr;
   const SCEV *Stride = nullptr;
   bool Column = false;
+  Guards Conditions; // under which it is made (see guardOf)
 };
 
 /// A range marked once on the edge Latch -> Exit out of a loop; with Rows, that
@@ -896,6 +951,7 @@ struct LoopRange {
   Region R;
   const SCEV *Rows = nullptr;
   const SCEV *Stride = nullptr;
+  Guards Conditions;
 };
 
 /// The shape that makes a mark after loop L stand for every iteration: L leaves
@@ -913,12 +969,17 @@ struct Load {
   Region R = Region::Unknown;
 };
 
+/// When a function is instrumented: its loop nests' ranges before the
+/// vectorizer, everything else last.
+enum class Stage { Nests, Last };
+
 class FunctionInstrumenter {
 public:
   /// Checks is the check build's state, or null in a default build.
   FunctionInstrumenter(ModuleInstrumenter &MI, CheckInstrumenter *Checks,
-                       Function &F, FunctionAnalysisManager &FAM)
-      : MI(MI), Checks(Checks), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy),
+                       Function &F, FunctionAnalysisManager &FAM,
+                       Stage When = Stage::Last)
+      : When(When), MI(MI), Checks(Checks), F(F), DL(MI.DL), IntptrTy(MI.IntptrTy),
         PtrTy(MI.PtrTy),
         TLI(FAM.getResult<TargetLibraryAnalysis>(F)),
         DT(FAM.getResult<DominatorTreeAnalysis>(F)),
@@ -931,6 +992,8 @@ public:
     chooseWrites();
     if (ClLoopRanges)
       planLoopRanges();
+    if (When == Stage::Nests)
+      return markNests();
     if (ClMergeAdjacent)
       mergeAdjacentStores();
     chooseCalls();
@@ -956,10 +1019,21 @@ private:
   void chooseWrites();
   void planLoopRanges();
   std::optional<LoopWrite> getLoopWrite(Write &W);
+  void joinAdjacentRanges(SmallVectorImpl<LoopWrite> &Writes);
   void planLoop(Loop *L, ArrayRef<LoopWrite> Writes,
                 DenseMap<Loop *, SmallVector<LoopWrite, 4>> &Pending);
   std::optional<LoopShape> getLoopShape(Loop *L);
   bool executesOnEveryIteration(const LoopWrite &W, const LoopShape &Shape);
+  std::optional<std::pair<Value *, bool>> guardOf(const LoopWrite &W, Loop *L,
+                                                  const LoopShape &Shape);
+  /// W's address as it steps through L; null if it does not move with L.
+  static const SCEVAddRecExpr *stepsThrough(const LoopWrite &W, const Loop *L) {
+    const auto *Ptr = dyn_cast<SCEVAddRecExpr>(W.Ptr);
+    return Ptr && Ptr->getLoop() == L ? Ptr : nullptr;
+  }
+  std::optional<LoopWrite> rowsOf(const LoopShape &Shape, const LoopWrite &W);
+  std::optional<LoopWrite> sameAfter(const LoopShape &Shape, const LoopWrite &W);
+  bool isExpandable(const LoopShape &Shape, const LoopWrite &W);
   std::optional<LoopWrite> coalesce(const LoopShape &Shape,
                                     ArrayRef<const LoopWrite *> Group);
   void standFor(LoopWrite &W, ArrayRef<const LoopWrite *> Group);
@@ -997,6 +1071,7 @@ private:
   }
 
   // instrument
+  bool markNests();
   bool instrument();
   void instrumentStore(StoreInst *SI, Region R);
   void instrumentAtomicRMW(AtomicRMWInst *RMW, Region R);
@@ -1035,6 +1110,7 @@ private:
     return midway::inWindow(IRB, Addr, IntptrTy);
   }
 
+  Stage When;
   ModuleInstrumenter &MI;
   CheckInstrumenter *Checks;
   Function &F;
@@ -1132,9 +1208,11 @@ void FunctionInstrumenter::collect() {
       Loads.push_back({&I});
     if (isWrite(I)) {
       // Only the flat address space holds the window: x86's segment-relative
-      // address spaces (256-258) are offsets, not addresses.
+      // address spaces (256-258) are offsets, not addresses. A store that a
+      // loop nest's range covers (markNests) needs no mark of its own.
       if (getWritePointer(&I)->getType()->getPointerAddressSpace() == 0)
-        Writes.push_back({&I});
+        Writes.push_back(
+            {&I, Region::Unknown, When == Stage::Last && MI.isCovered(I)});
     } else if (auto *CB = dyn_cast<CallBase>(&I);
                CB && !isa<AnyMemIntrinsic>(CB)) {
       Calls.push_back(CB);
@@ -1284,6 +1362,7 @@ void FunctionInstrumenter::planLoopRanges() {
       continue;
     SmallVector<LoopWrite, 4> LoopWrites = std::move(It->second);
     Pending.erase(It);
+    joinAdjacentRanges(LoopWrites);
     planLoop(L, LoopWrites, Pending);
   }
 }
@@ -1292,7 +1371,7 @@ void FunctionInstrumenter::planLoopRanges() {
 /// whose address steps through the loop. Volatile and atomic writes keep their
 /// own marks.
 std::optional<LoopWrite> FunctionInstrumenter::getLoopWrite(Write &W) {
-  if (W.R == Region::Private)
+  if (W.R == Region::Private || W.Coalesced)
     return std::nullopt;
   Loop *L = LI.getLoopFor(W.I->getParent());
   if (!L)
@@ -1347,6 +1426,59 @@ bool FunctionInstrumenter::executesOnEveryIteration(const LoopWrite &W,
   return DT.dominates(W.From, Shape.Latch);
 }
 
+/// Joins the ranges of one inner loop that lie end to end at a distance only
+/// known at run time (FFT's butterflies: x1 = x + 2kL and x2 = x1 + L, each
+/// written for Lstar = L / 2 complex numbers): one range, which the parent may
+/// then find contiguous or mark as rows, instead of two sets of rows, each
+/// with a gap where the other lies.
+void FunctionInstrumenter::joinAdjacentRanges(
+    SmallVectorImpl<LoopWrite> &Writes) {
+  auto Joinable = [](const LoopWrite &A, const LoopWrite &B) {
+    return A.To && A.From == B.From && A.To == B.To && !A.Rows && !B.Rows &&
+           !A.Column && !B.Column && A.R == B.R &&
+           A.Conditions == B.Conditions;
+  };
+  for (bool Joined = true; Joined;) {
+    Joined = false;
+    for (size_t I = 0; I < Writes.size() && !Joined; ++I)
+      for (size_t J = 0; J < Writes.size() && !Joined; ++J) {
+        LoopWrite &A = Writes[I], &B = Writes[J];
+        if (I == J || !Joinable(A, B) ||
+            SE.getMinusSCEV(B.Ptr, A.Ptr) != A.Size)
+          continue;
+        A.Size = SE.getAddExpr(A.Size, B.Size);
+        A.Alignment = std::min(A.Alignment, B.Alignment);
+        append_range(A.Writes, B.Writes);
+        Writes.erase(Writes.begin() + J);
+        Joined = true;
+      }
+  }
+}
+
+/// The guard of W's inner loop, as a condition that makes W a write of every
+/// iteration of L: W is the range of an inner loop that may run zero times,
+/// entered behind a branch (for (i = 0; i < n; i++), rotated: if (n > 0) do
+/// ... while) that runs once on every iteration of L on a condition L does not
+/// change. Then either every iteration of L makes W or none does.
+std::optional<std::pair<Value *, bool>>
+FunctionInstrumenter::guardOf(const LoopWrite &W, Loop *L,
+                              const LoopShape &Shape) {
+  if (!W.To)
+    return std::nullopt;
+  Loop *Inner = LI.getLoopFor(W.From);
+  if (!Inner || Inner->getParentLoop() != L || W.From != Inner->getLoopLatch())
+    return std::nullopt;
+  // The preheader's only predecessor ends in the guard; the guard's other
+  // successor is where the loop's exit leads.
+  BranchInst *Guard = Inner->getLoopGuardBranch();
+  if (!Guard || LI.getLoopFor(Guard->getParent()) != L ||
+      !DT.dominates(Guard->getParent(), Shape.Latch) ||
+      !L->isLoopInvariant(Guard->getCondition()))
+    return std::nullopt;
+  return std::make_pair(Guard->getCondition(),
+                        Guard->getSuccessor(0) == Inner->getLoopPreheader());
+}
+
 void FunctionInstrumenter::planLoop(
     Loop *L, ArrayRef<LoopWrite> LoopWrites,
     DenseMap<Loop *, SmallVector<LoopWrite, 4>> &Pending) {
@@ -1355,15 +1487,31 @@ void FunctionInstrumenter::planLoop(
     // Group writes that step alike at constant distances, and coalesce each
     // group whose bytes tile the step.
     for (size_t I = 0, E = LoopWrites.size(); I != E; ++I) {
-      if (Done[I] || !executesOnEveryIteration(LoopWrites[I], *Shape))
+      if (Done[I])
         continue;
-      const auto *First = cast<SCEVAddRecExpr>(LoopWrites[I].Ptr);
-      SmallVector<const LoopWrite *, 4> Group{&LoopWrites[I]};
+      // An inner loop's range behind its guard is made on every iteration or
+      // on none: as a write of L, it carries the guard's condition.
+      LoopWrite Guarded;
+      const LoopWrite *W = &LoopWrites[I];
+      if (!executesOnEveryIteration(*W, *Shape)) {
+        std::optional<std::pair<Value *, bool>> Guard = guardOf(*W, L, *Shape);
+        if (!Guard)
+          continue;
+        Guarded = *W;
+        Guarded.Conditions.push_back(*Guard);
+        W = &Guarded;
+      }
+      // Null for a range that stays put over L (lifted from an inner loop).
+      const auto *First = stepsThrough(*W, L);
+      SmallVector<const LoopWrite *, 4> Group{W};
       SmallVector<size_t, 4> Members{I};
-      // Rows from an inner loop are coalesced alone.
-      for (size_t J = I + 1; J != E && !LoopWrites[I].Rows; ++J) {
-        const auto *Other = cast<SCEVAddRecExpr>(LoopWrites[J].Ptr);
-        if (!Done[J] && !LoopWrites[J].Rows &&
+      // Rows from an inner loop, and writes under conditions, are coalesced
+      // alone.
+      for (size_t J = I + 1;
+           First && J != E && !W->Rows && W->Conditions.empty(); ++J) {
+        const auto *Other = stepsThrough(LoopWrites[J], L);
+        if (Other && !Done[J] && !LoopWrites[J].Rows &&
+            LoopWrites[J].Conditions.empty() &&
             executesOnEveryIteration(LoopWrites[J], *Shape) &&
             Other->getStepRecurrence(SE) == First->getStepRecurrence(SE) &&
             isa<SCEVConstant>(
@@ -1373,17 +1521,22 @@ void FunctionInstrumenter::planLoop(
         }
       }
       // Lifts the range into the parent loop if it steps through that one
-      // too, or settles it; a column that does not lift is dropped, and its
-      // stores keep their marks.
+      // too, or stays put there, or settles it; a column that does not lift
+      // is dropped, and its stores keep their marks.
       auto Take = [&](LoopWrite &Range, ArrayRef<size_t> Taken) {
         Loop *Parent = L->getParentLoop();
         const auto *Start = dyn_cast<SCEVAddRecExpr>(Range.Ptr);
         const bool Lifts =
-            Parent && Start && Start->getLoop() == Parent &&
-            Start->isAffine() && SE.isLoopInvariant(Range.Size, Parent) &&
+            Parent &&
+            ((Start && Start->getLoop() == Parent && Start->isAffine()) ||
+             (!Range.Column && SE.isLoopInvariant(Range.Ptr, Parent))) &&
+            SE.isLoopInvariant(Range.Size, Parent) &&
             Parent->contains(Shape->Exit) &&
             (!Range.Rows || (SE.isLoopInvariant(Range.Rows, Parent) &&
-                             SE.isLoopInvariant(Range.Stride, Parent)));
+                             SE.isLoopInvariant(Range.Stride, Parent))) &&
+            all_of(Range.Conditions, [&](const std::pair<Value *, bool> &C) {
+              return Parent->isLoopInvariant(C.first);
+            });
         if (Range.Column && !Lifts)
           return;
         for (size_t J : Taken)
@@ -1393,12 +1546,27 @@ void FunctionInstrumenter::planLoop(
         else
           settle(Range);
       };
+      // An inner loop's range at the same place on every iteration of L.
+      if (!First) {
+        if (std::optional<LoopWrite> Same = sameAfter(*Shape, *W))
+          Take(*Same, Members);
+        continue;
+      }
       if (std::optional<LoopWrite> Range = coalesce(*Shape, Group)) {
         Take(*Range, Members);
         continue;
       }
+      // An inner loop's range that L moves by a step it may not fill (a row
+      // of a block, the block's stride not known to be its width): rows.
+      if (Group.size() == 1)
+        if (std::optional<LoopWrite> Rows = rowsOf(*Shape, *W)) {
+          Take(*Rows, Members);
+          continue;
+        }
       // Bytes with gaps between them (the inner loop of a transpose unrolled:
       // rows j and j + 1): each run of adjacent ones may be a column.
+      if (!W->Conditions.empty())
+        continue;
       const SCEV *Base = First->getStart();
       for (const AdjacentRun &Run : adjacentRuns(Group, Members)) {
         SmallVector<const LoopWrite *, 4> Part;
@@ -1467,26 +1635,33 @@ FunctionInstrumenter::coalesce(const LoopShape &Shape,
   } else {
     return std::nullopt;
   }
-  // The exit block, or the block that will split the exit edge, is dominated by
-  // the latch: what the latch's terminator can use, the mark can.
-  SCEVExpander Expander(SE, DL, "midway.range");
-  Instruction *Proxy = Shape.Latch->getTerminator();
-  if (!Expander.isSafeToExpandAt(Start, Proxy) ||
-      !Expander.isSafeToExpandAt(Len, Proxy) ||
-      (First.Rows && (!Expander.isSafeToExpandAt(First.Rows, Proxy) ||
-                      !Expander.isSafeToExpandAt(First.Stride, Proxy))))
-    return std::nullopt;
-
   LoopWrite Range{Start,      Len, First.Alignment, First.R, Shape.Latch,
                   Shape.Exit, {},  First.Rows,      First.Stride};
   standFor(Range, Group);
+  if (!isExpandable(Shape, Range))
+    return std::nullopt;
   return Range;
 }
 
+/// Whether W's bounds can be computed after the loop of Shape. The exit block,
+/// or the block that will split the exit edge, is dominated by the latch: what
+/// the latch's terminator can use, the mark can.
+bool FunctionInstrumenter::isExpandable(const LoopShape &Shape,
+                                        const LoopWrite &W) {
+  SCEVExpander Expander(SE, DL, "midway.range");
+  Instruction *Proxy = Shape.Latch->getTerminator();
+  for (const SCEV *S : {W.Ptr, W.Size, W.Rows, W.Stride})
+    if (S && !Expander.isSafeToExpandAt(S, Proxy))
+      return false;
+  return true;
+}
+
 /// Makes W stand for the writes of Group: their weakest alignment and region,
-/// and the writes themselves.
+/// the writes themselves, and the conditions under which they are made (a
+/// group with conditions has one write).
 void FunctionInstrumenter::standFor(LoopWrite &W,
                                     ArrayRef<const LoopWrite *> Group) {
+  W.Conditions = Group.front()->Conditions;
   for (const LoopWrite *G : Group) {
     W.Alignment = std::min(W.Alignment, G->Alignment);
     if (G->R != Region::Shared)
@@ -1563,14 +1738,63 @@ FunctionInstrumenter::strideAcross(Loop *L, const LoopShape &Shape,
   return Column;
 }
 
+/// The rows an inner loop's range W makes over L when L moves it by a step
+/// that coalesce could not show it fills: Rows = trip count ranges of W's
+/// length, a step apart (daxpy into row j of a block, j * stride apart: the
+/// stride is the block's width only at run time). Each row is exactly what W
+/// wrote; rows may overlap, which marks do not mind.
+std::optional<LoopWrite> FunctionInstrumenter::rowsOf(const LoopShape &Shape,
+                                                      const LoopWrite &W) {
+  const auto *Ptr = dyn_cast<SCEVAddRecExpr>(W.Ptr);
+  if (!ClStridedRanges || !W.To || W.Rows || W.Column || !Ptr ||
+      !Ptr->isAffine())
+    return std::nullopt;
+  const SCEV *BTC =
+      SE.getTruncateOrZeroExtend(Shape.BackedgeTakenCount, IntptrTy);
+  LoopWrite Rows{Ptr->getStart(),
+                 W.Size,
+                 W.Alignment,
+                 W.R,
+                 Shape.Latch,
+                 Shape.Exit,
+                 W.Writes,
+                 SE.getAddExpr(BTC, SE.getOne(IntptrTy)),
+                 Ptr->getStepRecurrence(SE),
+                 /*Column=*/false,
+                 W.Conditions};
+  if (!isExpandable(Shape, Rows))
+    return std::nullopt;
+  return Rows;
+}
+
+/// An inner loop's range (or rows) at the same place on every iteration of L,
+/// as a write after L: it covers what each iteration wrote.
+std::optional<LoopWrite> FunctionInstrumenter::sameAfter(const LoopShape &Shape,
+                                                         const LoopWrite &W) {
+  if (!W.To || W.Column)
+    return std::nullopt;
+  LoopWrite Same = W;
+  Same.From = Shape.Latch;
+  Same.To = Shape.Exit;
+  if (!isExpandable(Shape, Same))
+    return std::nullopt;
+  return Same;
+}
+
 /// Marks a loop write that is not coalesced (further) where it is: a store,
 /// or a column its parent did not fill rows with, keeps its own marks; an
 /// inner loop's range is marked on that loop's exit edge.
 void FunctionInstrumenter::settle(const LoopWrite &W) {
   if (!W.To || W.Column)
     return;
-  Ranges.push_back(
-      {W.From, W.To, W.Ptr, W.Size, W.Alignment, W.R, W.Rows, W.Stride});
+  // Before the vectorizer, only ranges of nests: a single loop's range is
+  // planned last, on the loop the vectorizer made of it.
+  if (When == Stage::Nests && all_of(W.Writes, [&](const Write *Covered) {
+        return LI.getLoopFor(Covered->I->getParent()) == LI.getLoopFor(W.From);
+      }))
+    return;
+  Ranges.push_back({W.From, W.To, W.Ptr, W.Size, W.Alignment, W.R, W.Rows,
+                    W.Stride, W.Conditions});
   for (Write *Covered : W.Writes)
     Covered->Coalesced = true;
   NumCoalescedInLoop += W.Writes.size();
@@ -1877,6 +2101,26 @@ void FunctionInstrumenter::checkInlineAsm(CallBase &CB) {
 // Instrument
 //===----------------------------------------------------------------------===//
 
+/// Before the vectorizer: marks the ranges of loop nests after the nests, and
+/// tags the stores they cover, which the last stage then leaves unmarked. Here
+/// each loop of the source is one loop; the vectorizer splits an inner loop
+/// into a vector loop and a remainder, neither of which makes a range on every
+/// iteration of its parent, so after it the nest would keep a mark per row and
+/// per remainder store (LU's daxpy into a block's rows).
+bool FunctionInstrumenter::markNests() {
+  if (!instrument())
+    return false;
+  for (const Write &W : Writes)
+    if (W.Coalesced)
+      MI.tagCovered(*W.I);
+  NumNestRanges += Ranges.size();
+  // The marks touch memory that the program does not see (the shadow, the
+  // runtime's state): say so, or callers optimized after this pass could be
+  // told less than the function does.
+  F.setMemoryEffects(F.getMemoryEffects() | MemoryEffects::inaccessibleMemOnly());
+  return true;
+}
+
 bool FunctionInstrumenter::instrument() {
   // Loop ranges first: expanding their bounds needs ScalarEvolution, and so the
   // loop structure as it was analysed (SplitEdge keeps DT and LI up to date).
@@ -1917,17 +2161,30 @@ bool FunctionInstrumenter::instrument() {
   bool Changed = !RangeMarks.empty();
   for (const RangeMark &Mark : RangeMarks) {
     Count(Mark.Range.R);
+    // A nest's range is marked only if its inner loops' guards let them run.
+    Instruction *InsertBefore = Mark.InsertBefore;
+    if (!Mark.Range.Conditions.empty()) {
+      IRBuilder<> IRB(InsertBefore);
+      Value *Cond = nullptr;
+      for (auto [Guard, Holds] : Mark.Range.Conditions) {
+        Value *C = Holds ? Guard : IRB.CreateNot(Guard);
+        Cond = Cond ? IRB.CreateAnd(Cond, C) : C;
+      }
+      InsertBefore =
+          SplitBlockAndInsertIfThen(Cond, InsertBefore, /*Unreachable=*/false);
+    }
     if (Mark.Rows) {
-      markRows(Mark.InsertBefore, Mark.Range.Latch->getTerminator()->getDebugLoc(),
+      markRows(InsertBefore, Mark.Range.Latch->getTerminator()->getDebugLoc(),
                Mark.Start, Mark.Len, Mark.Rows, Mark.Stride,
                Mark.Range.R == Region::Unknown);
       continue;
     }
-    markRange(Mark.InsertBefore,
-              Mark.Range.Latch->getTerminator()->getDebugLoc(), Mark.Start,
-              Mark.Len, Mark.Range.Alignment, Mark.Range.R == Region::Unknown,
-              /*InlineShort=*/true);
+    markRange(InsertBefore, Mark.Range.Latch->getTerminator()->getDebugLoc(),
+              Mark.Start, Mark.Len, Mark.Range.Alignment,
+              Mark.Range.R == Region::Unknown, /*InlineShort=*/true);
   }
+  if (When == Stage::Nests)
+    return Changed;
 
   for (const MergedMark &M : MergedMarks) {
     Changed = true;
@@ -2804,6 +3061,31 @@ public:
   static StringRef name() { return "midway-instrument"; }
 };
 
+/// The first stage: loop nests' ranges, planned and marked before the
+/// vectorizer (FunctionInstrumenter::markNests). MidwayInstrumentPass does the
+/// rest last, and checks the target.
+class MidwayNestRangesPass : public PassInfoMixin<MidwayNestRangesPass> {
+public:
+  PreservedAnalyses run(Function &F, FunctionAnalysisManager &FAM) {
+    Module &M = *F.getParent();
+    if (!ClInstrument || !ClNestRanges || !ClLoopRanges || F.isDeclaration() ||
+        isExempt(F) || M.getDataLayout().isBigEndian() ||
+        M.getDataLayout().getPointerSizeInBits() != 64)
+      return PreservedAnalyses::all();
+    // Loops with preheaders and dedicated exits, which the loop passes after
+    // this one would make anyway: a range is marked on its loop's exit, and an
+    // inner loop's guard is found by its preheader.
+    PreservedAnalyses Simplified = LoopSimplifyPass().run(F, FAM);
+    FAM.invalidate(F, Simplified);
+    ModuleInstrumenter MI(M);
+    if (!FunctionInstrumenter(MI, nullptr, F, FAM, Stage::Nests).run())
+      return Simplified;
+    return PreservedAnalyses::none();
+  }
+
+  static StringRef name() { return "midway-nest-ranges"; }
+};
+
 } // namespace
 
 extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
@@ -2815,12 +3097,26 @@ extern "C" LLVM_ATTRIBUTE_WEAK PassPluginLibraryInfo llvmGetPassPluginInfo() {
                 [](ModulePassManager &MPM, OptimizationLevel) {
                   MPM.addPass(MidwayInstrumentPass());
                 });
+            // Loop nests' ranges before the vectorizer splits their loops
+            // (only when optimizing: at -O0 there is no vectorizer).
+            PB.registerVectorizerStartEPCallback(
+                [](FunctionPassManager &FPM, OptimizationLevel) {
+                  FPM.addPass(MidwayNestRangesPass());
+                });
             PB.registerPipelineParsingCallback(
                 [](StringRef Name, ModulePassManager &MPM,
                    ArrayRef<PassBuilder::PipelineElement>) {
                   if (Name != "midway-instrument")
                     return false;
                   MPM.addPass(MidwayInstrumentPass());
+                  return true;
+                });
+            PB.registerPipelineParsingCallback(
+                [](StringRef Name, FunctionPassManager &FPM,
+                   ArrayRef<PassBuilder::PipelineElement>) {
+                  if (Name != "midway-nest-ranges")
+                    return false;
+                  FPM.addPass(MidwayNestRangesPass());
                   return true;
                 });
           }};

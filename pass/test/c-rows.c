@@ -11,7 +11,9 @@
 // RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -stats -S -o /dev/null %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STATS
 
-// One for transpose, two for shared_block (below).
+// One each for transpose, shared_block and bmod (below), planned before the
+// vectorizer (midway-nest-ranges).
+// STATS: 3 midway-instrument - Number of loop nest ranges marked before vectorization
 // STATS: 3 midway-instrument - Number of loop ranges marked as rows a stride apart
 
 #include <midway.h>
@@ -24,11 +26,11 @@ MW_SHARED double M[N][N + 4][2];
 // checked once, before the call.
 // CHECK-LABEL: define {{.*}}void @transpose(
 // CHECK-NOT:     store i{{8|16|32|64}} -1
-// CHECK:         [[LEN:%.*]] = shl i64 %n, 4
-// CHECK-NEXT:    [[STRIDE:%.*]] = shl i64 %ld, 4
-// CHECK-NEXT:    ptrtoint ptr %dst to i64
-// CHECK-NEXT:    sub i64 {{%.*}}, 1073741824
+// CHECK:         ptrtoint ptr %dst to i64
+// CHECK-NEXT:    add i64 {{%.*}}, -1073741824
 // CHECK-NEXT:    icmp ult i64 {{%.*}}, 1099511627776
+// CHECK-DAG:     [[LEN:%.*]] = shl i64 %n, 4
+// CHECK-DAG:     [[STRIDE:%.*]] = shl i64 %ld, 4
 // CHECK:         call void @__mw_mark_rows(ptr %dst, i64 [[LEN]], i64 [[STRIDE]], i64 %n), !nosanitize
 // CHECK-NOT:     store i{{8|16|32|64}} -1
 // CHECK:       }
@@ -45,14 +47,14 @@ void transpose(double *dst, const double *src, long n, long ld) {
     }
 }
 
-// A shared array with constant bounds: no window check. The compiler unrolls the
-// inner loop by two (rows j and j + 1 in one iteration), so the block is two sets
-// of rows, even and odd, each 4096 bytes long and two rows (2 * 4160 bytes) apart.
+// A shared array with constant bounds: no window check. The block is 256 rows of
+// 4096 bytes, 4160 bytes apart. (Planned after the vectorizer, which unrolls the
+// inner loop by two, rows j and j + 1 in one iteration, it would be two sets of
+// rows, even and odd, two rows apart.)
 // CHECK-LABEL: define {{.*}}void @shared_block(
 // CHECK-NOT:     store i{{8|16|32|64}} -1
 // CHECK-NOT:     icmp ult i64 {{%.*}}, 1099511627776
-// CHECK:         call void @__mw_mark_rows(ptr @M, i64 4096, i64 8320, i64 128), !nosanitize
-// CHECK-NEXT:    call void @__mw_mark_rows(ptr getelementptr inbounds (i8, ptr @M, i64 4160), i64 4096, i64 8320, i64 128), !nosanitize
+// CHECK:         call void @__mw_mark_rows(ptr nonnull @M, i64 4096, i64 4160, i64 256), !nosanitize
 // CHECK-NOT:     store i{{8|16|32|64}} -1
 // CHECK:       }
 void shared_block(const double *src) {
@@ -60,6 +62,31 @@ void shared_block(const double *src) {
     for (long j = 0; j < N; j++) {
       M[j][i][0] = src[2 * (i * N + j)];
       M[j][i][1] = src[2 * (i * N + j) + 1];
+    }
+}
+
+// LU's bmod: daxpy into row j of a block, j * stride apart, for every k. The
+// stride is not known to be the rows' width, and the same rows are written for
+// every k: Rows = dimj rows of 8 * dimi bytes, marked once after the whole nest
+// if its loops ran, where after the vectorizer each row would keep marks for its
+// vector loop, its peeled iteration and its remainder (nest-ranges.ll).
+// CHECK-LABEL: define {{.*}}void @bmod(
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK-NOT:     __mw_mark_range
+// CHECK:         call void @__mw_mark_rows(ptr %c, i64 {{%.*}}, i64 {{%.*}}, i64 %dimj), !nosanitize
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK-NOT:     __mw_mark_range
+// CHECK:       }
+// OFF-LABEL: define {{.*}}void @bmod(
+// OFF-NOT:     __mw_mark_rows
+// OFF:       }
+void bmod(const double *a, const double *b, double *c, long dimi, long dimj,
+          long dimk, long stridea, long strideb, long stridec) {
+  for (long k = 0; k < dimk; k++)
+    for (long j = 0; j < dimj; j++) {
+      double alpha = -b[k + j * strideb];
+      for (long i = 0; i < dimi; i++)
+        c[j * stridec + i] += alpha * a[k * stridea + i];
     }
 }
 

@@ -161,9 +161,12 @@ exit:
 ; CHECKED-NOT:     __mw_poll
 ; CHECKED:         br i1 %inner.done, label %outer.latch, label %inner
 ; CHECKED:       outer.latch:
-; CHECKED:         call void @__mw_mark_range(
+; CHECKED-NOT:     __mw_mark
 ; CHECKED:         call void @__mw_poll()
 ; CHECKED:         br i1 %outer.done, label %exit, label %outer
+; CHECKED:       exit:
+; CHECKED-NEXT:    [[LEN:%.*]] = shl i64 %n, 2
+; CHECKED-NEXT:    call void @__mw_mark_rows(ptr @A, i64 [[LEN]], i64 256, i64 %n)
 ; CHECKED-LABEL: define void @sweep(
 ; CHECKED:         call void @__mw_check_load(
 ; CHECKED:         call void @__mw_check_store(
