@@ -1019,7 +1019,11 @@ private:
   void chooseWrites();
   void planLoopRanges();
   std::optional<LoopWrite> getLoopWrite(Write &W);
+  const SCEV *addressOf(Value *Ptr);
+  Value *powerOfTwo(Value *Shift);
+  DenseMap<Value *, Value *> Powers; // shift amount -> 1 << it (addressOf)
   void joinAdjacentRanges(SmallVectorImpl<LoopWrite> &Writes);
+  bool isKnownNoMore(const SCEV *X, const SCEV *Bytes);
   void planLoop(Loop *L, ArrayRef<LoopWrite> Writes,
                 DenseMap<Loop *, SmallVector<LoopWrite, 4>> &Pending);
   std::optional<LoopShape> getLoopShape(Loop *L);
@@ -1395,7 +1399,8 @@ std::optional<LoopWrite> FunctionInstrumenter::getLoopWrite(Write &W) {
   } else {
     return std::nullopt;
   }
-  const auto *Ptr = dyn_cast<SCEVAddRecExpr>(SE.getSCEV(getWritePointer(W.I)));
+  const auto *Ptr =
+      dyn_cast<SCEVAddRecExpr>(addressOf(getWritePointer(W.I)));
   if (!Ptr || Ptr->getLoop() != L || !Ptr->isAffine())
     return std::nullopt;
   return LoopWrite{Ptr, Size, Alignment, W.R, W.I->getParent(), nullptr, {&W}};
@@ -1426,6 +1431,83 @@ bool FunctionInstrumenter::executesOnEveryIteration(const LoopWrite &W,
   return DT.dominates(W.From, Shape.Latch);
 }
 
+namespace {
+/// ScalarEvolution has no expression for x << y when y is not a constant, and
+/// the optimizer turns k * L, with L = 1 << q a group size (an FFT's), into k <<
+/// q. Rewritten as x * (1 << y), with 1 << y a value of its own, the shift shows
+/// k's recurrence, and with it the range a nest writes.
+class ShiftsAsProducts : public SCEVRewriteVisitor<ShiftsAsProducts> {
+public:
+  ShiftsAsProducts(ScalarEvolution &SE, function_ref<Value *(Value *)> Power)
+      : SCEVRewriteVisitor(SE), Power(Power) {}
+
+  const SCEV *visitUnknown(const SCEVUnknown *Expr) {
+    auto *Shl = dyn_cast<BinaryOperator>(Expr->getValue());
+    if (!Shl || Shl->getOpcode() != Instruction::Shl ||
+        isa<Constant>(Shl->getOperand(1)) || isa<Constant>(Shl->getOperand(0)))
+      return Expr;
+    if (auto *I = dyn_cast<Instruction>(Shl->getOperand(1)); I && I->isTerminator())
+      return Expr;
+    return SE.getMulExpr(visit(SE.getSCEV(Shl->getOperand(0))),
+                         SE.getSCEV(Power(Shl->getOperand(1))));
+  }
+
+private:
+  function_ref<Value *(Value *)> Power;
+};
+} // namespace
+
+/// A write's address as ScalarEvolution sees it; before the vectorizer, with
+/// shifts by a variable as products (ShiftsAsProducts).
+const SCEV *FunctionInstrumenter::addressOf(Value *Ptr) {
+  const SCEV *Address = SE.getSCEV(Ptr);
+  if (When != Stage::Nests)
+    return Address;
+  return ShiftsAsProducts(SE, [this](Value *Shift) {
+           return powerOfTwo(Shift);
+         }).visit(Address);
+}
+
+/// 1 << Shift, computed once where Shift is defined (markNests deletes it if no
+/// mark uses it).
+Value *FunctionInstrumenter::powerOfTwo(Value *Shift) {
+  Value *&Power = Powers[Shift];
+  if (!Power) {
+    BasicBlock::iterator At =
+        isa<Instruction>(Shift)
+            ? cast<Instruction>(Shift)->getParent()->getFirstInsertionPt()
+            : F.getEntryBlock().getFirstInsertionPt();
+    if (auto *I = dyn_cast<Instruction>(Shift); I && !isa<PHINode>(I))
+      At = std::next(I->getIterator());
+    Power = IRBuilder<>(At->getParent(), At)
+                .CreateShl(ConstantInt::get(Shift->getType(), 1), Shift,
+                           "midway.power");
+  }
+  return Power;
+}
+
+/// Whether X <= Bytes, unsigned, where Bytes is the length of a range a loop
+/// wrote: a count of bytes in the address space, so as a product c * N it does
+/// not wrap, and c * M <= c * N follows from M <= N (16 * h against 16 *
+/// umax(h, 1), the trip count of a loop rotated without its guard).
+bool FunctionInstrumenter::isKnownNoMore(const SCEV *X, const SCEV *Bytes) {
+  // X <= umax(X, ...), which isKnownPredicate does not always see.
+  auto NoMore = [this](const SCEV *A, const SCEV *B) {
+    const auto *Max = dyn_cast<SCEVUMaxExpr>(B);
+    return (Max && is_contained(Max->operands(), A)) ||
+           SE.isKnownPredicate(ICmpInst::ICMP_ULE, A, B);
+  };
+  if (NoMore(X, Bytes))
+    return true;
+  const auto *MX = dyn_cast<SCEVMulExpr>(X);
+  const auto *MB = dyn_cast<SCEVMulExpr>(Bytes);
+  if (!MX || !MB || MX->getNumOperands() != 2 || MB->getNumOperands() != 2 ||
+      MX->getOperand(0) != MB->getOperand(0) ||
+      !isa<SCEVConstant>(MX->getOperand(0)))
+    return false;
+  return NoMore(MX->getOperand(1), MB->getOperand(1));
+}
+
 /// Joins the ranges of one inner loop that lie end to end at a distance only
 /// known at run time (FFT's butterflies: x1 = x + 2kL and x2 = x1 + L, each
 /// written for Lstar = L / 2 complex numbers): one range, which the parent may
@@ -1443,10 +1525,16 @@ void FunctionInstrumenter::joinAdjacentRanges(
     for (size_t I = 0; I < Writes.size() && !Joined; ++I)
       for (size_t J = 0; J < Writes.size() && !Joined; ++J) {
         LoopWrite &A = Writes[I], &B = Writes[J];
-        if (I == J || !Joinable(A, B) ||
-            SE.getMinusSCEV(B.Ptr, A.Ptr) != A.Size)
+        if (I == J || !Joinable(A, B))
           continue;
-        A.Size = SE.getAddExpr(A.Size, B.Size);
+        // B starts within A or where it ends, D bytes after A (an unsigned
+        // D: B does not start before A). Their union is then one range.
+        const SCEV *D = SE.getMinusSCEV(B.Ptr, A.Ptr);
+        if (isa<SCEVCouldNotCompute>(D) || D->getType() != A.Size->getType() ||
+            (D != A.Size && !isKnownNoMore(D, A.Size)))
+          continue;
+        A.Size = D == A.Size ? SE.getAddExpr(A.Size, B.Size)
+                             : SE.getUMaxExpr(A.Size, SE.getAddExpr(D, B.Size));
         A.Alignment = std::min(A.Alignment, B.Alignment);
         append_range(A.Writes, B.Writes);
         Writes.erase(Writes.begin() + J);
@@ -2108,7 +2196,11 @@ void FunctionInstrumenter::checkInlineAsm(CallBase &CB) {
 /// iteration of its parent, so after it the nest would keep a mark per row and
 /// per remainder store (LU's daxpy into a block's rows).
 bool FunctionInstrumenter::markNests() {
-  if (!instrument())
+  const bool Changed = instrument();
+  for (auto &[Shift, Power] : Powers)
+    if (Power->use_empty())
+      cast<Instruction>(Power)->eraseFromParent();
+  if (!Changed)
     return false;
   for (const Write &W : Writes)
     if (W.Coalesced)

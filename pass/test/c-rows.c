@@ -11,10 +11,10 @@
 // RUN: %clang_mw -fplugin=%plugin -O2 -mllvm -stats -S -o /dev/null %s 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STATS
 
-// One each for transpose, shared_block and bmod (below), planned before the
-// vectorizer (midway-nest-ranges).
-// STATS: 3 midway-instrument - Number of loop nest ranges marked before vectorization
-// STATS: 3 midway-instrument - Number of loop ranges marked as rows a stride apart
+// One each for transpose, shared_block, bmod and butterflies (below), planned
+// before the vectorizer (midway-nest-ranges).
+// STATS: 4 midway-instrument - Number of loop nest ranges marked before vectorization
+// STATS: 4 midway-instrument - Number of loop ranges marked as rows a stride apart
 
 #include <midway.h>
 
@@ -88,6 +88,40 @@ void bmod(const double *a, const double *b, double *c, long dimi, long dimj,
       for (long i = 0; i < dimi; i++)
         c[j * stridec + i] += alpha * a[k * stridea + i];
     }
+}
+
+// FFT's butterflies (Splash-3's FFT1DOnce, as overhead_bench's kernel writes it):
+// level q writes x1 = x + 2kL and x2 = x1 + L, L/2 complex numbers each, for
+// every group k. The optimizer makes k * L a shift, k << q, which ScalarEvolution
+// sees only as k * (1 << q); the two halves are joined into one range per group
+// (the inner loop, rotated without its guard, runs umax(L/2, 1) times: the
+// halves are known to touch, not to be the same length as the distance); the
+// groups are rows, L complex numbers apart, which the runtime marks as one range
+// when they touch. One call per level, no mark per store.
+// CHECK-LABEL: define {{.*}}void @butterflies(
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK-NOT:     __mw_mark_range
+// CHECK:         call void @__mw_mark_rows(ptr %x,
+// CHECK-NOT:     __mw_mark
+// CHECK-NOT:     store i{{8|16|32|64}} -1
+// CHECK:       }
+void butterflies(double *x, const double *twiddle) {
+  for (int q = 1; q <= 8; q++) {
+    long L = 1 << q, groups = 256 / L, half = L / 2;
+    const double *w = &twiddle[2 * (half - 1)];
+    for (long k = 0; k < groups; k++) {
+      double *x1 = &x[2 * (k * L)], *x2 = &x[2 * (k * L + half)];
+      for (long j = 0; j < half; j++) {
+        double tr = w[2 * j] * x2[2 * j] - w[2 * j + 1] * x2[2 * j + 1];
+        double ti = w[2 * j] * x2[2 * j + 1] + w[2 * j + 1] * x2[2 * j];
+        double ur = x1[2 * j], ui = x1[2 * j + 1];
+        x2[2 * j] = ur - tr;
+        x2[2 * j + 1] = ui - ti;
+        x1[2 * j] = ur + tr;
+        x1[2 * j + 1] = ui + ti;
+      }
+    }
+  }
 }
 
 // Only the real parts: the rows would have gaps (8 bytes written, 16 stepped).
