@@ -314,14 +314,7 @@ MW_EXPORT void __mw_poll(void) {
 MW_EXPORT void __mw_mark_range(const void *addr, size_t len) { mw::dirty::mark(addr, len); }
 
 MW_EXPORT void __mw_mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
-  if (rows == 0) return;
-  // Rows that touch or overlap (a stride the pass could not show to be the length) are
-  // one range: FFT's butterflies mark hundreds of them a call.
-  if (stride > 0 && static_cast<size_t>(stride) <= len)
-    return mw::dirty::mark(addr, (rows - 1) * static_cast<size_t>(stride) + len);
-  uintptr_t row = reinterpret_cast<uintptr_t>(addr);
-  for (size_t r = 0; r < rows; ++r, row += static_cast<uintptr_t>(stride))
-    mw::dirty::mark(reinterpret_cast<const void *>(row), len);
+  mw::dirty::mark_rows(addr, len, stride, rows);
 }
 
 MW_EXPORT void mw_written(const void *addr, size_t len) {

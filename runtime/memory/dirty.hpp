@@ -23,6 +23,9 @@ inline unsigned char *shadow_byte(uintptr_t p) {
 // Marks [addr, addr+len) ∩ window: what compiled code calls for ranges whose length it
 // only knows at run time. Addresses outside the window are private and ignored.
 void mark(const void *addr, size_t len);
+// Marks `rows` ranges of `len` bytes, the first at addr and each `stride` bytes after the
+// last (__mw_mark_rows: the rows of a block a loop nest wrote).
+void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows);
 
 // Counts and clears marks in [addr, addr+len), which must be shared memory.
 size_t count(const void *addr, size_t len);

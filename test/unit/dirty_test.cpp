@@ -41,6 +41,35 @@ TEST_F(DirtyMapTest, MarksExactlyTheRange) {
   EXPECT_EQ(mw_dirty_count(buf_ + 17, 1), 0u);
 }
 
+// Rows as __mw_mark_rows marks them, byte for byte: every combination of alignment,
+// length and stride of the fast paths (whole shadow bytes, rows that touch) and the
+// general one, against marking the rows one by one.
+TEST_F(DirtyMapTest, RowsMarkExactlyTheirBytes) {
+  for (size_t start : {0, 3, 8, 64})
+    for (size_t len : {1, 5, 8, 16, 24, 32, 64, 72, 128})
+      for (size_t stride : {len, len + 1, len + 8, 2 * len, 3 * len + 8, len / 2 + 1})
+        for (size_t rows : {1, 2, 7, 40}) {
+          if (start + (rows - 1) * stride + len > len_) continue;
+          mw_dirty_clear(buf_, len_);
+          mw::dirty::mark_rows(buf_ + start, len, static_cast<ptrdiff_t>(stride), rows);
+          std::vector<bool> want(len_, false);
+          for (size_t r = 0; r < rows; ++r)
+            for (size_t i = 0; i < len; ++i) want[start + r * stride + i] = true;
+          for (size_t i = 0; i < len_; ++i)
+            ASSERT_EQ(mw_dirty_count(buf_ + i, 1), want[i] ? 1u : 0u)
+                << "byte " << i << " of rows at +" << start << ", " << rows << " of " << len
+                << " bytes, " << stride << " apart";
+        }
+}
+
+TEST_F(DirtyMapTest, RowsOutsideTheWindowAreIgnored) {
+  std::vector<uint64_t> heap(64);
+  mw::dirty::mark_rows(heap.data(), 16, 64, 8);
+  mw::dirty::mark_rows(buf_, 8, 16, 0);
+  mw::dirty::mark_rows(buf_, 0, 16, 8);
+  EXPECT_EQ(mw_dirty_count(buf_, len_), 0u);
+}
+
 TEST_F(DirtyMapTest, ClearUnmarksOnlyTheRange) {
   mw::dirty::mark(buf_, 100);
   mw_dirty_clear(buf_ + 20, 30);
