@@ -1022,7 +1022,7 @@ private:
   const SCEV *addressOf(Value *Ptr);
   Value *powerOfTwo(Value *Shift);
   DenseMap<Value *, Value *> Powers; // shift amount -> 1 << it (addressOf)
-  void joinAdjacentRanges(SmallVectorImpl<LoopWrite> &Writes);
+  void joinAdjacentRanges(Loop *L, SmallVectorImpl<LoopWrite> &Writes);
   bool isKnownNoMore(const SCEV *X, const SCEV *Bytes);
   void planLoop(Loop *L, ArrayRef<LoopWrite> Writes,
                 DenseMap<Loop *, SmallVector<LoopWrite, 4>> &Pending);
@@ -1366,7 +1366,7 @@ void FunctionInstrumenter::planLoopRanges() {
       continue;
     SmallVector<LoopWrite, 4> LoopWrites = std::move(It->second);
     Pending.erase(It);
-    joinAdjacentRanges(LoopWrites);
+    joinAdjacentRanges(L, LoopWrites);
     planLoop(L, LoopWrites, Pending);
   }
 }
@@ -1508,13 +1508,13 @@ bool FunctionInstrumenter::isKnownNoMore(const SCEV *X, const SCEV *Bytes) {
   return NoMore(MX->getOperand(1), MB->getOperand(1));
 }
 
-/// Joins the ranges of one inner loop that lie end to end at a distance only
-/// known at run time (FFT's butterflies: x1 = x + 2kL and x2 = x1 + L, each
-/// written for Lstar = L / 2 complex numbers): one range, which the parent may
-/// then find contiguous or mark as rows, instead of two sets of rows, each
-/// with a gap where the other lies.
+/// Joins the ranges of one inner loop (writes of L) that touch or overlap at a
+/// distance only known at run time (FFT's butterflies: x1 = x + 2kL and x2 =
+/// x1 + L, each written for L / 2 complex numbers): one range, which L may then
+/// find contiguous or mark as rows, instead of two sets of rows, each with a
+/// gap where the other lies.
 void FunctionInstrumenter::joinAdjacentRanges(
-    SmallVectorImpl<LoopWrite> &Writes) {
+    Loop *L, SmallVectorImpl<LoopWrite> &Writes) {
   auto Joinable = [](const LoopWrite &A, const LoopWrite &B) {
     return A.To && A.From == B.From && A.To == B.To && !A.Rows && !B.Rows &&
            !A.Column && !B.Column && A.R == B.R &&
@@ -1528,9 +1528,11 @@ void FunctionInstrumenter::joinAdjacentRanges(
         if (I == J || !Joinable(A, B))
           continue;
         // B starts within A or where it ends, D bytes after A (an unsigned
-        // D: B does not start before A). Their union is then one range.
+        // D: B does not start before A), the same on every iteration of L.
+        // Their union is then one range, of one length for all of L.
         const SCEV *D = SE.getMinusSCEV(B.Ptr, A.Ptr);
         if (isa<SCEVCouldNotCompute>(D) || D->getType() != A.Size->getType() ||
+            !SE.isLoopInvariant(D, L) ||
             (D != A.Size && !isKnownNoMore(D, A.Size)))
           continue;
         A.Size = D == A.Size ? SE.getAddExpr(A.Size, B.Size)
