@@ -386,6 +386,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::pending_updates::flush();
+  mw::locks::startup_calls_made();
   mw::barriers::cross(b, false);
   mw::check::crossed();
   mw::advise::on_crossing(b);

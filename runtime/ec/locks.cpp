@@ -229,8 +229,12 @@ void wake(Lock &k, int mode) {
 // version 0 too, compares, and when they differ sends its ranges (LOCK_BINDINGS marked
 // kCompareOnly) ahead of the grant, so that the acquirer stops, before its acquire
 // returns, naming the first difference. An owner that has bound nothing to the lock yet
-// is not compared: it may not have reached its start-up calls.
+// is not compared: it may not have reached its start-up calls. Nor is one that is still
+// making them (binding row by row while a rank that has finished asks for the lock):
+// it compares only after its application has acquired or crossed a barrier since its
+// last start-up bind, and the acquirer's own later requests are compared then.
 constexpr uint64_t kCompareOnly = ~0ull;
+std::atomic<bool> g_start_up_binding{false};
 
 uint64_t digest(const Bindings &b) {
   uint64_t h = 1469598103934665603ull;  // FNV-1a
@@ -277,6 +281,7 @@ void grant(Lock &k, const Request &r) {
       timestamps::collect(b.addr, b.len, r.t_seen, runs);
     }
   if (r.startup_digest != 0 && k.bind_version == 0 && !k.bindings.empty() &&
+      !g_start_up_binding.load(std::memory_order_relaxed) &&
       r.startup_digest != digest(k.bindings)) {
     std::vector<uint64_t> body{k.addr, kCompareOnly};
     for (const Range &b : k.bindings.ranges()) {
@@ -667,6 +672,7 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
   if (mode != MW_EXCLUSIVE && mode != MW_NONEXCLUSIVE)
     fatal("mw_acquire", "lock %s: mode %d is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE", protocol::lock_name(l).c_str(),
           static_cast<int>(mode));
+  startup_calls_made();
   Lock *k = record_of("mw_acquire", l);
   // The cached path: not held, and takeable here in this mode (see "The cached path").
   uint32_t w = k->word.load(std::memory_order_relaxed);
@@ -810,7 +816,13 @@ void bind(mw_lock_t *l, const void *addr, size_t len) {
                   protocol::lock_name(reinterpret_cast<void *>(other.object)), other.range);
   k->bindings.add(a, len);
   if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+  else g_start_up_binding.store(true, std::memory_order_relaxed);
   protocol::bindings_changed();
+}
+
+void startup_calls_made() {
+  if (g_start_up_binding.load(std::memory_order_relaxed))
+    g_start_up_binding.store(false, std::memory_order_relaxed);
 }
 
 void unbind(mw_lock_t *l, const void *addr, size_t len) {

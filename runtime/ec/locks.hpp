@@ -39,6 +39,9 @@ void release(mw_lock_t *l);
 bool held_exclusive(const char *call, mw_lock_t *l);
 void bind(mw_lock_t *l, const void *addr, size_t len);
 void unbind(mw_lock_t *l, const void *addr, size_t len);
+// The application acquires or crosses a barrier: its start-up bindings so far are the
+// ones it meant to make (see "Start-up bindings compared" in locks.cpp).
+void startup_calls_made();
 
 // mw_discard (Midway 4.3: "a processor may discard a shared data item as long as that
 // processor does not presently own the synchronization object guarding the item"):

@@ -13,9 +13,19 @@
 // The same program with the same bindings on every rank adds right.
 // RUN: %mwrun -n 4 %t same 2>&1 | FileCheck %s --check-prefix=SAME
 // SAME: totals: 200 200 200 200 200 200 200 200 (expected 200)
+// The same bindings made at different speeds: rank 0 binds each of four locks' rows at
+// once and takes the locks straight away, while the other ranks, the locks' first
+// owners, are still binding theirs element by element. An owner compares only bindings
+// it has finished (a synchronizing call since its last start-up bind): this once
+// stopped correct programs (test/ec/accounting.c, binding row by row) when a request
+// came early.
+// RUN: %mwrun -n 4 %t slow 2>&1 | FileCheck %s --check-prefix=SLOW
+// SLOW-NOT: different start-up bindings
+// SLOW: rows: right
 #include <midway.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #define COUNTERS 8
 #define ROUNDS 20
@@ -23,11 +33,44 @@
 MW_SHARED int sums[COUNTERS];
 MW_SHARED mw_lock_t sum_lock;
 MW_SHARED mw_barrier_t step;
+// Neighbouring locks have different managers, so three of the four start elsewhere.
+MW_SHARED int rows[4][COUNTERS];
+MW_SHARED mw_lock_t row_locks[4];
+
+static int slow_bindings(int me) {
+  if (me == 0) {
+    for (int l = 0; l < 4; l++) mw_bind(&row_locks[l], rows[l], sizeof rows[l]);
+    usleep(3000);  /* the others are halfway through theirs */
+  } else {
+    for (int i = 0; i < COUNTERS; i++) {
+      for (int l = 0; l < 4; l++) mw_bind(&row_locks[l], &rows[l][i], sizeof rows[l][i]);
+      usleep(1000);
+    }
+  }
+  if (me == 0)
+    for (int l = 0; l < 4; l++) {
+      mw_acquire(&row_locks[l], MW_EXCLUSIVE);
+      for (int i = 0; i < COUNTERS; i++) rows[l][i] = 100 * l + i;
+      mw_release(&row_locks[l]);
+    }
+  mw_barrier(&step);
+  int wrong = 0;
+  for (int l = 0; l < 4; l++) {
+    mw_acquire(&row_locks[l], MW_NONEXCLUSIVE);
+    for (int i = 0; i < COUNTERS; i++) wrong += rows[l][i] != 100 * l + i;
+    mw_release(&row_locks[l]);
+  }
+  mw_barrier(&step);
+  if (me == 0) printf("rows: %s\n", wrong ? "wrong" : "right");
+  mw_finalize();
+  return wrong != 0;
+}
 
 int main(int argc, char **argv) {
   const int differ = argc > 1 && !strcmp(argv[1], "differ");
   mw_init(&argc, &argv);
   const int me = mw_rank(), n = mw_nprocs();
+  if (argc > 1 && !strcmp(argv[1], "slow")) return slow_bindings(me);
   const int bound = differ && me == 0 ? COUNTERS / 2 : COUNTERS;  // the mistake
   mw_bind(&sum_lock, sums, bound * sizeof sums[0]);
   mw_barrier(&step);
