@@ -1654,7 +1654,8 @@ void FunctionInstrumenter::planLoop(
           continue;
         }
       // Bytes with gaps between them (the inner loop of a transpose unrolled:
-      // rows j and j + 1): each run of adjacent ones may be a column.
+      // rows j and j + 1): each run of adjacent ones may be a column. Columns
+      // are made of the members as they came, so not of a guarded range.
       if (!W->Conditions.empty())
         continue;
       const SCEV *Base = First->getStart();

@@ -53,6 +53,7 @@ void check_shared(const char *call, const void *addr, size_t len) {
 // down its translation on every core running this process, with an interrupt that
 // drains their store buffers (x86; folly's asymmetricHeavyBarrier does the same).
 char *g_shootdown_page = nullptr;
+size_t g_shootdown_len = 0;
 std::mutex g_shootdown_mu;
 
 }  // namespace
@@ -63,8 +64,8 @@ bool start_fences(bool membarrier) {
     return true;
   }
   if (g_shootdown_page != nullptr) return false;
-  void *p = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_READ,
-                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  g_shootdown_len = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void *p = mmap(nullptr, g_shootdown_len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) fatal_errno("mw_init", "cannot map a page for the application's fences");
   g_shootdown_page = static_cast<char *>(p);
   return false;
@@ -76,12 +77,11 @@ void fence_application() {
       fatal_errno("release consistency", "membarrier, after taking marks, failed");
     return;
   }
-  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
   std::lock_guard<std::mutex> g(g_shootdown_mu);
-  bool ok = mprotect(g_shootdown_page, page, PROT_READ | PROT_WRITE) == 0;
+  bool ok = mprotect(g_shootdown_page, g_shootdown_len, PROT_READ | PROT_WRITE) == 0;
   if (ok) {
     *static_cast<volatile char *>(g_shootdown_page) = 0;  // a translation to shoot down
-    ok = mprotect(g_shootdown_page, page, PROT_READ) == 0;
+    ok = mprotect(g_shootdown_page, g_shootdown_len, PROT_READ) == 0;
   }
   if (!ok) fatal_errno("release consistency", "cannot protect the page of the application's fences");
 }
