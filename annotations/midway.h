@@ -95,6 +95,9 @@ static inline unsigned char *mw_shadow(const void *p) {
 void __mw_mark_range(const void *addr, size_t len); /* marks [addr, addr+len) ∩ window */
 /* marks rows r < rows of [addr + r*stride, +len) ∩ window (a block written column by column) */
 void __mw_mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows);
+/* before a C library call hands [addr, addr+len) to the kernel (read, write, fread, fwrite):
+ * fetches the pages this rank holds no copy of, which the kernel would fail with EFAULT */
+void __mw_before_syscall(const void *addr, size_t len, int kernel_writes);
 
 /* ------------------------------------------------------------------------------------
  * The check build (mwcc -fmidway-check): the contract between the pass and the runtime

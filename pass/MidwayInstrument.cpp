@@ -109,8 +109,10 @@ static cl::opt<bool> ClInstrumentMemIntrinsics(
 static cl::opt<bool> ClInstrumentLibCalls(
     "midway-instrument-lib-calls",
     cl::desc("Mark the ranges written by C library functions the pass knows "
-             "(memcpy, strcpy, read, fread, fgets, sprintf, ...); when off, "
-             "their writes are reported like those of any other library call"),
+             "(memcpy, strcpy, read, fread, fgets, sprintf, ...), and have the "
+             "runtime bring in the shared buffers of those that pass them to "
+             "the kernel (read, write, fread, fwrite, ...); when off, their "
+             "writes are reported like those of any other library call"),
     cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<bool> ClOmitPrivate(
@@ -207,6 +209,9 @@ ALWAYS_ENABLED_STATISTIC(NumMergedInBlock,
                          "Number of stores marked by a merged mark in their block");
 ALWAYS_ENABLED_STATISTIC(NumLibCallsMarked,
                          "Number of library calls whose writes are marked");
+ALWAYS_ENABLED_STATISTIC(NumSyscallBuffers,
+                         "Number of library calls whose buffer is brought in "
+                         "before the kernel sees it");
 ALWAYS_ENABLED_STATISTIC(NumWarnings,
                          "Number of writes reported as not marked");
 
@@ -400,6 +405,37 @@ std::optional<unsigned> getMarkedArgument(LibFunc Func) {
   case LibFunc_readlink:
   case LibFunc_realpath:
     return 1;
+  default:
+    return std::nullopt;
+  }
+}
+
+/// A C library function that hands a buffer to the kernel: the argument, whether
+/// the kernel writes it, and its length, the next argument (times the one after it
+/// for fread and fwrite, a size and a count). The kernel meets a shared page this
+/// rank holds no copy of with EFAULT, not with a fault the runtime could serve, so
+/// the runtime brings the buffer's pages in first (__mw_before_syscall). Functions
+/// that copy through user space first (fgets, fputs, printf) fault as any code does.
+struct SyscallBuffer {
+  unsigned Arg;
+  bool KernelWrites;
+  bool Items;
+};
+std::optional<SyscallBuffer> getSyscallBuffer(LibFunc Func) {
+  switch (Func) {
+  case LibFunc_read:
+  case LibFunc_pread:
+  case LibFunc_readlink:
+    return SyscallBuffer{1, true, false};
+  case LibFunc_write:
+  case LibFunc_pwrite:
+    return SyscallBuffer{1, false, false};
+  case LibFunc_fread:
+  case LibFunc_fread_unlocked:
+    return SyscallBuffer{0, true, true};
+  case LibFunc_fwrite:
+  case LibFunc_fwrite_unlocked:
+    return SyscallBuffer{0, false, true};
   default:
     return std::nullopt;
   }
@@ -830,6 +866,14 @@ public:
                                  PtrTy, IntptrTy);
   }
 
+  FunctionCallee getBeforeSyscallFn() {
+    AttributeList Attrs =
+        AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
+    return M.getOrInsertFunction("__mw_before_syscall", Attrs,
+                                 Type::getVoidTy(Ctx), PtrTy, IntptrTy,
+                                 Type::getInt32Ty(Ctx));
+  }
+
   FunctionCallee getMarkRowsFn() {
     AttributeList Attrs =
         AttributeList().addFnAttribute(Ctx, Attribute::NoUnwind);
@@ -937,7 +981,7 @@ struct LoopWrite {
   const SCEV *Rows = nullptr;
   const SCEV *Stride = nullptr;
   bool Column = false;
-  Guards Conditions; // under which it is made (see guardOf)
+  Guards Conditions = {}; // under which it is made (see guardOf)
 };
 
 /// A range marked once on the edge Latch -> Exit out of a loop; with Rows, that
@@ -1141,6 +1185,7 @@ private:
   SmallVector<CallBase *, 16> Calls;
   SmallVector<MarkedCall, 4> MarkedCalls;
   SmallVector<ScanfCall, 2> ScanfCalls;
+  SmallVector<std::pair<CallBase *, SyscallBuffer>, 2> SyscallCalls;
   SmallVector<LoopRange, 4> Ranges;
 };
 
@@ -2060,6 +2105,11 @@ void FunctionInstrumenter::chooseCalls() {
 
 void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
   Function &Callee = *CB.getCalledFunction();
+  if (ClInstrumentLibCalls)
+    if (std::optional<SyscallBuffer> B = getSyscallBuffer(Func);
+        B && CB.arg_size() > B->Arg + 1 + B->Items &&
+        !isPrivate(CB.getArgOperand(B->Arg)))
+      SyscallCalls.push_back({&CB, *B});
   std::optional<unsigned> Marked;
   if (ClInstrumentLibCalls)
     Marked = getMarkedArgument(Func);
@@ -2326,6 +2376,20 @@ bool FunctionInstrumenter::instrument() {
     Changed = true;
     ++NumLibCallsMarked;
     instrumentScanfCall(C);
+  }
+  for (const auto &[CB, B] : SyscallCalls) {
+    Changed = true;
+    ++NumSyscallBuffers;
+    IRBuilder<> IRB(CB);
+    IRB.SetCurrentDebugLocation(CB->getDebugLoc());
+    auto Arg = [&](unsigned ArgNo) {
+      return IRB.CreateZExtOrTrunc(CB->getArgOperand(ArgNo), IntptrTy);
+    };
+    Value *Len = Arg(B.Arg + 1);
+    if (B.Items)
+      Len = IRB.CreateMul(Len, Arg(B.Arg + 2));
+    IRB.CreateCall(MI.getBeforeSyscallFn(),
+                   {CB->getArgOperand(B.Arg), Len, IRB.getInt32(B.KernelWrites)});
   }
   return Changed;
 }

@@ -317,6 +317,15 @@ MW_EXPORT void __mw_mark_rows(const void *addr, size_t len, ptrdiff_t stride, si
   mw::dirty::mark_rows(addr, len, stride, rows);
 }
 
+// Compiled code calls this before a C library call that hands [addr, addr+len) to the
+// kernel (read, write, fread, fwrite, ...: pass/MidwayInstrument.cpp, getSyscallBuffer):
+// a page of it this rank holds no copy of would fail the system call with EFAULT.
+// Nothing in a signal handler (the fetch could meet the runtime mid-call).
+MW_EXPORT void __mw_before_syscall(const void *addr, size_t len, int kernel_writes) {
+  if (len == 0 || g_state != JobState::kRunning || mw::signals::in_handler()) return;
+  mw::copysets::bring_in(addr, len, kernel_writes != 0);
+}
+
 MW_EXPORT void mw_written(const void *addr, size_t len) {
   if (len == 0) return;
   if (!addr || !mw::window::is_shared(addr, len))

@@ -98,11 +98,16 @@ define void @strings(i64 %i, ptr %s, i64 %n) {
 }
 
 ; CHECK-LABEL: define void @input(
-; read: the byte count it returns, nothing when it fails (-1).
-; CHECK:         %r = call i64 @read(i32 %fd, ptr %d, i64 %n)
+; read: the byte count it returns, nothing when it fails (-1). The kernel writes the
+; buffer, so the runtime first brings in the pages of all it may write (the kernel meets a
+; page this rank holds no copy of with EFAULT, not with a fault).
+; CHECK:         call void @__mw_before_syscall(ptr %d, i64 %n, i32 1)
+; CHECK-NEXT:    %r = call i64 @read(i32 %fd, ptr %d, i64 %n)
 ; CHECK-NEXT:    [[R:%.*]] = call i64 @llvm.smax.i64(i64 %r, i64 0)
 ; CHECK-NEXT:    call void @__mw_mark_range(ptr %d, i64 [[R]]), !nosanitize
-; fread: whole items read times their size.
+; fread: whole items read times their size; brought in: all the items it may read.
+; CHECK-NEXT:    [[ALL:%.*]] = mul i64 8, %n
+; CHECK-NEXT:    call void @__mw_before_syscall(ptr %d, i64 [[ALL]], i32 1)
 ; CHECK-NEXT:    %items = call i64 @fread(ptr %d, i64 8, i64 %n, ptr %f)
 ; CHECK-NEXT:    [[B:%.*]] = mul i64 8, %items
 ; CHECK-NEXT:    call void @__mw_mark_range(ptr %d, i64 [[B]]), !nosanitize
@@ -120,6 +125,32 @@ define void @input(i32 %fd, i64 %i, i64 %n, ptr %f) {
   %r = call i64 @read(i32 %fd, ptr %d, i64 %n)
   %items = call i64 @fread(ptr %d, i64 8, i64 %n, ptr %f)
   %line = call ptr @fgets(ptr %d, i32 64, ptr %f)
+  ret void
+}
+
+; CHECK-LABEL: define void @output(
+; The kernel reads the buffer: brought in (i32 0: for reading), nothing marked. Also from
+; a pointer the pass cannot place (the runtime looks whether it is in the window), never
+; from private memory, and fgets copies through user space (it faults as any code does).
+; CHECK:         call void @__mw_before_syscall(ptr %d, i64 %n, i32 0)
+; CHECK-NEXT:    %w = call i64 @write(i32 %fd, ptr %d, i64 %n)
+; CHECK-NEXT:    call void @__mw_before_syscall(ptr %d, i64 %n, i32 0)
+; CHECK-NEXT:    %pw = call i64 @pwrite(i32 %fd, ptr %d, i64 %n, i64 0)
+; CHECK-NEXT:    [[ALL:%.*]] = mul i64 %n, 4
+; CHECK-NEXT:    call void @__mw_before_syscall(ptr %p, i64 [[ALL]], i32 0)
+; CHECK-NEXT:    %fw = call i64 @fwrite(ptr %p, i64 %n, i64 4, ptr %f)
+; CHECK-NEXT:    %own = call i64 @write(i32 %fd, ptr %private, i64 16)
+; CHECK-NEXT:    ret void
+; NOLIB-LABEL: define void @output(
+; NOLIB-NOT:     __mw_before_syscall
+; NOLIB:         ret void
+define void @output(i32 %fd, i64 %i, i64 %n, ptr %p, ptr %f) {
+  %private = alloca [16 x i8]
+  %d = getelementptr inbounds [4096 x i8], ptr @buf, i64 0, i64 %i
+  %w = call i64 @write(i32 %fd, ptr %d, i64 %n)
+  %pw = call i64 @pwrite(i32 %fd, ptr %d, i64 %n, i64 0)
+  %fw = call i64 @fwrite(ptr %p, i64 %n, i64 4, ptr %f)
+  %own = call i64 @write(i32 %fd, ptr %private, i64 16)
   ret void
 }
 
@@ -208,6 +239,9 @@ declare ptr @strncat(ptr, ptr, i64)
 declare ptr @strncpy(ptr, ptr, i64)
 declare ptr @stpncpy(ptr, ptr, i64)
 declare i64 @read(i32, ptr, i64)
+declare i64 @write(i32, ptr, i64)
+declare i64 @pwrite(i32, ptr, i64, i64)
+declare i64 @fwrite(ptr, i64, i64, ptr)
 declare i64 @fread(ptr, i64, i64, ptr)
 declare ptr @fgets(ptr, i32, ptr)
 declare i32 @sprintf(ptr, ptr, ...)

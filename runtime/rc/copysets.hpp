@@ -88,6 +88,14 @@ void bound(const void *p, size_t len);
 // protocol::PageHooks too.)
 void place_entry(uintptr_t p, size_t len);
 
+// Before a system call that hands [p, p+len) to the kernel (read(2) into it, write(2)
+// from it; compiled code calls this through __mw_before_syscall): the kernel meets a page
+// this rank holds no copy of with EFAULT, not with a fault the handler could serve, so
+// each such page of the window is fetched here, as its first touch would. Stops at a
+// page that is not shared memory (the call then fails as it would have). Application
+// thread only.
+void bring_in(const void *p, size_t len, bool write);
+
 // mw_discard: this rank drops its copies of the pages of [p, p+len) it does not
 // home; pending updates must have been flushed. Returns once every member of each page
 // has answered (progressing the transport meanwhile): application thread only.

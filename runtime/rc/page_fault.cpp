@@ -422,6 +422,17 @@ void report_faults() {
 }
 
 
+void bring_in(const void *p, size_t len, bool write) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  if (!g_enabled || a >= window::kEnd || len > window::kEnd - a || a + len <= window::kBase) return;
+  for (uintptr_t page = page_of(std::max(a, window::kBase)); page < a + len; page += g_page) {
+    wait_thawed(page);  // frozen for a moment (processor consistency)
+    if (state(page) & kPresent) continue;
+    const int home = home_of(page);
+    if (home < 0 || home == g_me || !fetch(page, home, write)) return;
+  }
+}
+
 void stop() {
   join_delayed_joins();  // delay_joins' senders: done by now in the test that uses them
   if (!g_handler) return;
