@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 
 #include "core/error.hpp"
@@ -37,6 +38,84 @@ void for_range(uintptr_t a, uintptr_t b, Edge edge, unsigned char fill) {
     a = whole_end;
   }
   if (a < b) edge(shadow_byte(a), bits_between(a, b));
+}
+
+// Marks made again before anything has cleared marks: a sweep's loop nest marks the same
+// rows after each sweep, and data this rank holds alone keeps its marks (no flush takes
+// them), so each sweep rewrote, then reread, a dirty-map line per 512 bytes of rows
+// already marked (Jacobi's sweeps in overhead_bench: mark_rows 10-15 % of the time). The
+// application thread remembers its last few long marks with the count of clears it saw
+// before making them, and makes one again only if marks have been cleared since.
+//  - Every take and clear counts twice, before and after clearing: a mark remembered
+//    with the count from before a clear that overlapped it does not match afterwards.
+//  - A mark passed over because it is remembered is set, as the inline marks' check
+//    finds a set mark set, and the race the check opens (its load may pass the data's
+//    store while another thread takes the marks) is closed the same way: a taker on
+//    another thread fences the application before it reads the data (fence_application).
+std::atomic<uint64_t> g_clears{0};
+struct Remembered {
+  uintptr_t addr;
+  size_t len;
+  ptrdiff_t stride;
+  size_t rows;
+  uint64_t clears;
+};
+constexpr size_t kRemembered = 8;
+constexpr size_t kWorthRemembering = 512;  // bytes: shorter marks cost less than a look
+__attribute__((tls_model("initial-exec"))) thread_local Remembered t_marks[kRemembered];
+__attribute__((tls_model("initial-exec"))) thread_local unsigned t_next_mark;
+
+bool remembered(const Remembered &m) {
+  for (const Remembered &r : t_marks)
+    if (r.addr == m.addr && r.len == m.len && r.stride == m.stride && r.rows == m.rows && r.clears == m.clears)
+      return true;
+  return false;
+}
+void remember(const Remembered &m) { t_marks[t_next_mark++ % kRemembered] = m; }
+
+// Around clearing marks, before and after (see g_clears).
+void count_clear() { g_clears.fetch_add(1, std::memory_order_seq_cst); }
+
+// The marks of [addr, addr+len) ∩ window, and of rows (mark_rows), made whether or not
+// they are remembered.
+void mark_once(const void *addr, size_t len) {
+  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  uintptr_t b = a + len < a ? UINTPTR_MAX : a + len;  // a range may not wrap around
+  a = std::max(a, window::kBase);
+  b = std::min(b, window::kEnd);
+  for_range(a, b, [](unsigned char *s, unsigned char bits) { *s |= bits; }, 0xFF);
+}
+
+void mark_rows_once(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  // Rows that touch or overlap are one range (a stride the pass could not show to be
+  // the length often is: LU's contiguous blocks, FFT's butterflies).
+  if (stride > 0 && static_cast<size_t>(stride) <= len)
+    return mark_once(addr, (rows - 1) * static_cast<size_t>(stride) + len);
+  // Short rows of whole shadow bytes, all in the window, stored in place: a call of
+  // mark() a row costs 5 ns, several times what the row's bytes do.
+  const uintptr_t step = static_cast<uintptr_t>(stride);
+  const uintptr_t last = a + (rows - 1) * step;
+  if (stride > 0 && ((a | len | step) & 7) == 0 && len <= 64 && a >= window::kBase &&
+      (last - a) / step == rows - 1 && last <= window::kEnd - len) {
+    unsigned char *s = shadow_byte(a);
+    const size_t n = len / 8, ds = step / 8;
+    auto each = [&](auto ones) {
+      for (size_t r = 0; r < rows; ++r, s += ds) std::memcpy(s, &ones, sizeof ones);
+    };
+    switch (n) {
+      case 1: return each(uint8_t{0xFF});
+      case 2: return each(uint16_t{0xFFFF});
+      case 4: return each(uint32_t{0xFFFFFFFF});
+      case 8: return each(~uint64_t{0});
+      default:
+        for (size_t r = 0; r < rows; ++r, s += ds) std::memset(s, 0xFF, n);
+        return;
+    }
+  }
+  for (size_t r = 0; r < rows; ++r, addr = reinterpret_cast<const void *>(
+                                          reinterpret_cast<uintptr_t>(addr) + step))
+    mark_once(addr, len);
 }
 
 void check_shared(const char *call, const void *addr, size_t len) {
@@ -89,44 +168,20 @@ void fence_application() {
 // Called by compiled code, on the application thread: a plain read-modify-write of a
 // partial shadow byte, as the inline marks do (see midway.h).
 void mark(const void *addr, size_t len) {
-  uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  uintptr_t b = a + len < a ? UINTPTR_MAX : a + len;  // a range may not wrap around
-  a = std::max(a, window::kBase);
-  b = std::min(b, window::kEnd);
-  for_range(a, b, [](unsigned char *s, unsigned char bits) { *s |= bits; }, 0xFF);
+  if (len < kWorthRemembering) return mark_once(addr, len);
+  const Remembered m{reinterpret_cast<uintptr_t>(addr), len, 0, 1, g_clears.load(std::memory_order_seq_cst)};
+  if (remembered(m)) return;
+  mark_once(addr, len);
+  remember(m);
 }
 
 void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
   if (rows == 0 || len == 0) return;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  // Rows that touch or overlap are one range (a stride the pass could not show to be
-  // the length often is: LU's contiguous blocks, FFT's butterflies).
-  if (stride > 0 && static_cast<size_t>(stride) <= len)
-    return mark(addr, (rows - 1) * static_cast<size_t>(stride) + len);
-  // Short rows of whole shadow bytes, all in the window, stored in place: a call of
-  // mark() a row costs 5 ns, several times what the row's bytes do.
-  const uintptr_t step = static_cast<uintptr_t>(stride);
-  const uintptr_t last = a + (rows - 1) * step;
-  if (stride > 0 && ((a | len | step) & 7) == 0 && len <= 64 && a >= window::kBase &&
-      (last - a) / step == rows - 1 && last <= window::kEnd - len) {
-    unsigned char *s = shadow_byte(a);
-    const size_t n = len / 8, ds = step / 8;
-    auto each = [&](auto ones) {
-      for (size_t r = 0; r < rows; ++r, s += ds) std::memcpy(s, &ones, sizeof ones);
-    };
-    switch (n) {
-      case 1: return each(uint8_t{0xFF});
-      case 2: return each(uint16_t{0xFFFF});
-      case 4: return each(uint32_t{0xFFFFFFFF});
-      case 8: return each(~uint64_t{0});
-      default:
-        for (size_t r = 0; r < rows; ++r, s += ds) std::memset(s, 0xFF, n);
-        return;
-    }
-  }
-  for (size_t r = 0; r < rows; ++r, addr = reinterpret_cast<const void *>(
-                                          reinterpret_cast<uintptr_t>(addr) + step))
-    mark(addr, len);
+  if (len * rows < kWorthRemembering) return mark_rows_once(addr, len, stride, rows);
+  const Remembered m{reinterpret_cast<uintptr_t>(addr), len, stride, rows, g_clears.load(std::memory_order_seq_cst)};
+  if (remembered(m)) return;
+  mark_rows_once(addr, len, stride, rows);
+  remember(m);
 }
 
 size_t count(const void *addr, size_t len) {
@@ -141,11 +196,13 @@ size_t count(const void *addr, size_t len) {
 void clear(const void *addr, size_t len) {
   check_shared("mw_dirty_clear", addr, len);
   uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  count_clear();
   for_range(a, a + len,
             [](unsigned char *s, unsigned char bits) {
               __atomic_fetch_and(s, static_cast<unsigned char>(~bits), __ATOMIC_RELAXED);
             },
             0);
+  count_clear();
 }
 
 void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vector<Range> &out,
@@ -153,6 +210,7 @@ void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vecto
   auto k = std::lower_bound(keep.begin(), keep.end(), addr,
                             [](const Range &r, uintptr_t a) { return r.end() <= a; });
   bool open = false;
+  bool cleared = false;  // counted in g_clears before the first clear, and again at the end
   constexpr uintptr_t kLine = 512;  // data bytes whose marks fill one 64-byte shadow line
   for (uintptr_t g = addr; g < addr + len; g += 64) {
     while (k != keep.end() && k->end() <= g) ++k;
@@ -168,6 +226,7 @@ void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vecto
         continue;
       }
       if (all == ~uint64_t{0}) {
+        if (!cleared) count_clear(), cleared = true;
         std::memset(shadow_byte(g), 0, sizeof s);
         if (open) out.back().len += kLine;
         else out.push_back({g, kLine});
@@ -184,7 +243,10 @@ void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vecto
     }
     auto *word = reinterpret_cast<uint64_t *>(shadow_byte(g));
     uint64_t w = __atomic_load_n(word, __ATOMIC_RELAXED) & ~kept;
-    if (w != 0) w = __atomic_fetch_and(word, kept, __ATOMIC_ACQ_REL) & ~kept;
+    if (w != 0) {
+      if (!cleared) count_clear(), cleared = true;
+      w = __atomic_fetch_and(word, kept, __ATOMIC_ACQ_REL) & ~kept;
+    }
     // Runs of set bits, continuing the run open at the end of the previous group.
     unsigned b = 0;
     while (b < 64) {
@@ -204,6 +266,7 @@ void take(uintptr_t addr, size_t len, const std::vector<Range> &keep, std::vecto
       if (b < 64) open = false;
     }
   }
+  if (cleared) count_clear();
 }
 
 }  // namespace mw::dirty

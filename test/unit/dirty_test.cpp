@@ -208,6 +208,83 @@ TEST_F(DirtyTakeTest, TheApplicationThreadsTakeAgreesWithTheAtomicOne) {
   }
 }
 
+// A long mark made again is passed over while nothing has cleared marks (dirty.cpp,
+// "marks made again"), and made again once anything has: a take of any part of it, a
+// clear, on this thread or another. A mark passed over after a clear would lose the
+// write it stands for.
+TEST_F(DirtyTakeTest, ARememberedMarkIsMadeAgainAfterATakeOrAClear) {
+  const size_t len = 2 * 4096;
+  mark(0, len);
+  ASSERT_EQ(marked(0, len), len);
+  mark(0, len);  // remembered: nothing to do, and nothing lost
+  EXPECT_EQ(marked(0, len), len);
+  take(64, 128);  // part of it
+  EXPECT_EQ(marked(0, len), len - 128);
+  mark(0, len);
+  EXPECT_EQ(marked(0, len), len) << "a take of part of a remembered mark";
+  mw_dirty_clear(reinterpret_cast<void *>(base() + 1000), 3);
+  mark(0, len);
+  EXPECT_EQ(marked(0, len), len) << "a clear of part of it";
+  std::thread([&] { take(0, 4096); }).join();
+  mark(0, len);
+  EXPECT_EQ(marked(0, len), len) << "a take on another thread";
+}
+
+TEST_F(DirtyTakeTest, RememberedRowsAreMarkedAgainAfterATake) {
+  auto rows = [&] { mw::dirty::mark_rows(reinterpret_cast<void *>(base() + 4), 500, 512, 20); };
+  rows();
+  ASSERT_EQ(marked(0, 20 * 512), 20u * 500);
+  for (int round = 0; round < 3; ++round) {
+    rows();
+    EXPECT_EQ(marked(0, 20 * 512), 20u * 500);
+    take(512 * 7, 512);  // one row
+    EXPECT_EQ(marked(0, 20 * 512), 19u * 500);
+    rows();
+    EXPECT_EQ(marked(0, 20 * 512), 20u * 500) << "round " << round;
+  }
+  // Other rows at the same place are other marks.
+  mw_dirty_clear(reinterpret_cast<void *>(base()), 20 * 512);
+  mw::dirty::mark_rows(reinterpret_cast<void *>(base() + 4), 500, 512, 21);
+  EXPECT_EQ(marked(0, 21 * 512), 21u * 500);
+}
+
+// The application marks the same rows after each of its writes while another thread
+// takes them, fences it and reads the data, as a home serving a page does: the last
+// value written reaches the taker, whatever the marks passed over in between.
+TEST_F(DirtyTakeTest, NoWriteIsLostWhileAnotherThreadTakesRememberedMarks) {
+  if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two cores";
+  mw::dirty::start_fences(true);
+  constexpr size_t kRows = 8, kLen = 504, kStride = 512;
+  constexpr int kWrites = 20000;
+  unsigned char *rows = reinterpret_cast<unsigned char *>(base());
+  std::atomic<bool> done{false};
+  std::vector<unsigned char> last(kRows * kStride, 0);
+  std::thread taker([&] {
+    std::vector<mw::Range> runs;
+    for (bool final = false;;) {
+      final = done.load(std::memory_order_acquire);
+      runs.clear();
+      mw::dirty::take(base(), kRows * kStride, {}, runs);
+      if (!runs.empty()) mw::dirty::fence_application();
+      for (const mw::Range &r : runs)
+        for (uintptr_t a = r.addr; a < r.end(); ++a)
+          last[a - base()] = __atomic_load_n(reinterpret_cast<unsigned char *>(a), __ATOMIC_RELAXED);
+      if (final) break;
+    }
+  });
+  for (int w = 1; w <= kWrites; ++w) {
+    for (size_t r = 0; r < kRows; ++r)
+      for (size_t i = 0; i < kLen; ++i)
+        __atomic_store_n(&rows[r * kStride + i], static_cast<unsigned char>(w), __ATOMIC_RELAXED);
+    mw::dirty::mark_rows(rows, kLen, kStride, kRows);
+  }
+  done.store(true, std::memory_order_release);
+  taker.join();
+  for (size_t r = 0; r < kRows; ++r)
+    for (size_t i = 0; i < kLen; ++i)
+      ASSERT_EQ(last[r * kStride + i], static_cast<unsigned char>(kWrites)) << "row " << r << " byte " << i;
+}
+
 TEST_F(DirtyTakeTest, KeptRangesAreNeitherTakenNorCleared) {
   mark(0, 200);
   const std::vector<mw::Range> keep{{base() + 10, 20}, {base() + 100, 60}};
