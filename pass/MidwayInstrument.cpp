@@ -2105,14 +2105,14 @@ void FunctionInstrumenter::chooseCalls() {
 
 void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
   Function &Callee = *CB.getCalledFunction();
-  if (ClInstrumentLibCalls)
+  std::optional<unsigned> Marked;
+  if (ClInstrumentLibCalls) {
+    Marked = getMarkedArgument(Func);
     if (std::optional<SyscallBuffer> B = getSyscallBuffer(Func);
         B && CB.arg_size() > B->Arg + 1 + B->Items &&
         !isPrivate(CB.getArgOperand(B->Arg)))
       SyscallCalls.push_back({&CB, *B});
-  std::optional<unsigned> Marked;
-  if (ClInstrumentLibCalls)
-    Marked = getMarkedArgument(Func);
+  }
   if (Marked) {
     Region R = classifyPointer(CB.getArgOperand(*Marked));
     if (R == Region::Private) {

@@ -77,7 +77,8 @@ void remember(const Remembered &m) { t_marks[t_next_mark++ % kRemembered] = m; }
 void count_clear() { g_clears.fetch_add(1, std::memory_order_seq_cst); }
 
 // The marks of [addr, addr+len) ∩ window, and of rows (mark_rows), made whether or not
-// they are remembered.
+// they are remembered: a plain read-modify-write of a partial shadow byte, as the inline
+// marks do (see midway.h).
 void mark_once(const void *addr, size_t len) {
   uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   uintptr_t b = a + len < a ? UINTPTR_MAX : a + len;  // a range may not wrap around
@@ -165,8 +166,7 @@ void fence_application() {
   if (!ok) fatal_errno("release consistency", "cannot protect the page of the application's fences");
 }
 
-// Called by compiled code, on the application thread: a plain read-modify-write of a
-// partial shadow byte, as the inline marks do (see midway.h).
+// Called by compiled code, on the application thread.
 void mark(const void *addr, size_t len) {
   if (len < kWorthRemembering) return mark_once(addr, len);
   const Remembered m{reinterpret_cast<uintptr_t>(addr), len, 0, 1, g_clears.load(std::memory_order_seq_cst)};
