@@ -102,7 +102,12 @@ struct Lock {
   uint32_t look_after = kFirstLook;  // ... and how many to make before the next
   std::atomic<bool> granted{false};
   bool ahead = false;          // the request out was asked ahead (see "Asking ahead")
-  std::atomic<bool> unused_ahead{false};  // owned from asking ahead, not held since
+  bool asked_back = false;     // ... or asked back (see "Asking back")
+  std::atomic<bool> unused_ahead{false};  // owned from asking ahead or back, not held since
+  // Asking back: this rank has granted the lock exclusively and not acquired it since;
+  // how many of its requests in a row came after such a grant (at most 2).
+  bool gave_away = false;
+  uint8_t bounces = 0;
   uint64_t t_seen = 0;         // Lamport time this rank last saw the lock
   Bindings bindings;
   // Bindings changed by an exclusive holder count up from 1 and travel with the lock;
@@ -211,8 +216,10 @@ void open_tenure(Lock &k, uint64_t t) {
 }
 
 // Asking ahead (counts under the mutex): locks granted here ahead of an acquire, and those
-// of them a peer took back before this rank used them.
+// of them a peer took back before this rank used them. Asking back: the requests asked
+// back, and those wasted so.
 uint64_t g_ahead_granted = 0, g_ahead_wasted = 0;
+uint64_t g_back_asked = 0, g_back_wasted = 0;
 
 void wake(Lock &k, int mode) {
   k.set_held(mode);
@@ -267,6 +274,41 @@ std::string describe(const Range &r) {
         protocol::lock_name(reinterpret_cast<void *>(k.addr)).c_str(), diff.c_str());
 }
 
+// At the manager: stamps r with the tenure that serves it (and, exclusive, the tenure it
+// opens, its requester's from now on); returns the rank it goes to, that tenure's.
+int stamp(Lock &k, Request &r) {
+  const int target = k.probable_owner;
+  r.tenure = k.tenures;
+  r.opens = 0;
+  if (r.mode == MW_EXCLUSIVE) {
+    r.opens = ++k.tenures;
+    k.probable_owner = r.rank;
+  }
+  return target;
+}
+void route(Lock &k, Request r);
+
+// Asking back. Two ranks that take one lock by turns (a counter they increment in strict
+// alternation, a flag one sets and the other clears) each ask for it again as soon as
+// they have handed it over: the request follows the grant by one release and one
+// acquire, and the receiver finds it only at a look at the transport after its own
+// release, one completion-queue read more on every hand-over (docs/PERFORMANCE.md, "The
+// lock hand-over, step by step"). A rank whose last two requests for a lock each came
+// after it had granted that lock away exclusively asks for it back in the next such
+// grant: the request travels in the grant itself when either end manages the lock (the
+// acquirer, as its manager, routes it; else the granter has stamped it), else behind it,
+// and the acquirer serves it at its release with no look. The lock then comes back as a
+// lock asked ahead does: owned and free, taken by the next acquire on the cached path, or
+// by a peer's request at once if one comes first. Such a waste sets the lock's count back
+// to zero, and a rank that wastes more than a quarter of what it asks back stops asking.
+// Unlike asking ahead, locks with bindings are asked back: the data comes while nobody
+// here holds the lock, as it may when a lock comes ahead, but this rank held it last and
+// the program touches bound data only while holding its lock (mw_discard keeps the data
+// of a lock with a request out: discard()).
+bool asks_back(const Lock &k, const Request &r) {
+  return r.mode == MW_EXCLUSIVE && k.bounces >= 2 && !k.waiting && g_back_wasted * 4 <= g_back_asked + 8;
+}
+
 // Hands the lock (exclusive: with ownership) to r.rank, with the bound data it lacks.
 void grant(Lock &k, const Request &r) {
   trace::Span granting(trace::Kind::kGrant, r.rank, k.addr);
@@ -304,8 +346,28 @@ void grant(Lock &k, const Request &r) {
   // meanwhile: the acquirer handles the grant only once it has read it, and until then
   // no rank can take the lock exclusively (an exclusive grant has moved ownership there;
   // a non-exclusive one leaves a reader to revoke, which answers only after its grant).
-  if (k.unused_ahead.exchange(false, std::memory_order_relaxed)) g_ahead_wasted++;
-  GrantExtra ex{r.mode, 0, r.opens};
+  if (k.unused_ahead.exchange(false, std::memory_order_relaxed)) {
+    if (k.asked_back) {
+      g_back_wasted++;
+      k.bounces = 0;
+    } else {
+      g_ahead_wasted++;
+    }
+  }
+  k.asked_back = false;
+  const bool back = asks_back(k, r);
+  Request again{};
+  bool along = false;  // the request travels in the grant
+  if (back) {
+    again = Request{k.addr, me(), MW_EXCLUSIVE, now, k.bind_version, 0, 0, k.bind_version == 0 ? digest(k.bindings) : 0};
+    if (k.manager == me() && k.probable_owner == r.rank) {
+      stamp(k, again);
+      along = true;
+    } else {
+      along = k.manager == r.rank;
+    }
+  }
+  GrantExtra ex{r.mode, along ? 1u : 0u, r.opens, along ? again : Request{}};
   if (trace::on())
     for (const timestamps::Run &run : runs) granting.count += run.len;
   updates::send(r.rank, MsgType::kGrantData, MsgType::kLockGrant, k.addr, runs, &ex, sizeof ex, now,
@@ -315,8 +377,17 @@ void grant(Lock &k, const Request &r) {
     k.read_valid = false;
     k.t_seen = now;
     k.readers.clear();
+    k.gave_away = true;
   } else if (std::find(k.readers.begin(), k.readers.end(), r.rank) == k.readers.end()) {
     k.readers.push_back(r.rank);
+  }
+  if (back) {
+    k.waiting = true;
+    k.wanted = MW_EXCLUSIVE;
+    k.ahead = true;
+    k.asked_back = true;
+    g_back_asked++;
+    if (!along) route(k, again);  // behind the grant
   }
 }
 
@@ -378,13 +449,7 @@ void route(Lock &k, Request r) {
     protocol::send_body(k.manager, MsgType::kLockRequest, r, protocol::tick());
     return;
   }
-  const int target = k.probable_owner;
-  r.tenure = k.tenures;
-  r.opens = 0;
-  if (r.mode == MW_EXCLUSIVE) {
-    r.opens = ++k.tenures;
-    k.probable_owner = r.rank;
-  }
+  const int target = stamp(k, r);
   if (target == me())
     arrive(k, r);
   else
@@ -446,11 +511,29 @@ void on_grant_data(const Header &h, Bytes head) {
   take_runs(p.runs);
 }
 
+// The granter's own request, asked back in its grant (see "Asking back"): served as if
+// it had come right behind the grant. Under the mutex, the grant's tenure open.
+void take_back(Lock &k, const Header &h, const Request &again) {
+  if (again.lock != k.addr || again.rank != h.sender || again.mode != MW_EXCLUSIVE)
+    malformed(h, "a request asked back that is not the granter's own", protocol::lock_object(k.addr));
+  if (k.manager == me()) {
+    if (again.opens != 0) malformed(h, "a request asked back stamped by a rank that does not manage the lock",
+        protocol::lock_object(k.addr));
+    route(k, again);
+    return;
+  }
+  if (h.sender != k.manager || again.tenure != k.tenure || again.opens <= again.tenure)
+    malformed(h, "a request asked back for another tenure than the one granted", protocol::lock_object(k.addr));
+  arrive(k, again);
+}
+
 void on_grant(const Header &h, Bytes head) {
   updates::Parsed p = updates::parse(h, head, sizeof(GrantExtra));
   GrantExtra ex;
   std::memcpy(&ex, p.extra.data(), sizeof ex);
   if (ex.mode != MW_EXCLUSIVE && ex.mode != MW_NONEXCLUSIVE) malformed(h, "no such mode",
+      protocol::lock_object(p.object));
+  if (ex.back > 1 || (ex.back && ex.mode != MW_EXCLUSIVE)) malformed(h, "a request asked back with a grant that is not exclusive",
       protocol::lock_object(p.object));
   std::lock_guard<std::mutex> g(protocol::mu());
   protocol::observe(h.clock);
@@ -472,11 +555,13 @@ void on_grant(const Header &h, Bytes head) {
     k.ahead = false;
     k.waiting = false;
     k.unused_ahead.store(true, std::memory_order_relaxed);
-    g_ahead_granted++;
+    if (!k.asked_back) g_ahead_granted++;
+    if (ex.back) take_back(k, h, ex.again);
     serve(k);  // a request already queued for this tenure takes it on
     return;
   }
   wake(k, static_cast<int>(ex.mode));
+  if (ex.back) take_back(k, h, ex.again);  // served at this rank's release
 }
 
 void on_bindings(const Header &h, Bytes payload) {
@@ -713,15 +798,17 @@ void acquire(mw_lock_t *l, mw_mode_t mode) {
     Frozen f(*k);
     k->cached_run = 0;
     k->look_after = kFirstLook;
-    if (k->waiting) {  // asked ahead and not granted yet: that grant now wakes this acquire
+    const bool after_grant = std::exchange(k->gave_away, false);
+    if (k->waiting) {  // asked ahead or back and not granted yet: that grant now wakes this acquire
       k->ahead = false;
       return;
     }
-    if (k->local(mode)) {  // asked ahead, and granted since the look above
+    if (k->local(mode)) {  // asked ahead or back, and granted since the look above
       hold_here(*k, mode);
       k->granted.store(true, std::memory_order_release);
       return;
     }
+    k->bounces = after_grant && mode == MW_EXCLUSIVE ? static_cast<uint8_t>(std::min(k->bounces + 1, 2)) : 0;
     k->waiting = true;
     k->wanted = mode;
     Request r{k->addr, me(), static_cast<uint32_t>(mode), k->t_seen, k->bind_version, 0, 0,
@@ -862,7 +949,8 @@ Bindings discard(uintptr_t a, uintptr_t b) {
   Bindings kept, dropped;
   for (auto &[addr, k] : g_locks) {
     Frozen f(*k);
-    const bool ours = k->owner || k->held() != kNone;
+    // A request out (asked ahead or back) is served from when this rank last saw the lock.
+    const bool ours = k->owner || k->held() != kNone || k->waiting;
     for (const Range &r : k->bindings.ranges()) {
       if (r.end() <= a || r.addr >= b) continue;
       if (k->held() != kNone)

@@ -83,8 +83,9 @@ struct Request {  // LOCK_REQUEST, LOCK_FORWARD
 };
 struct GrantExtra {  // LOCK_GRANT: after its runs (ec/updates.hpp)
   uint32_t mode;
-  uint32_t reserved;
+  uint32_t back;    // 1: `again` is the granter's own exclusive request (locks.cpp, "Asking back")
   uint64_t tenure;  // exclusive: the tenure the acquirer now owns
+  Request again;    // stamped if the granter manages the lock; else the acquirer, its manager, routes it
 };
 struct LockOnly {  // LOCK_REVOKE, LOCK_REVOKE_ACK
   uint64_t lock;

@@ -29,6 +29,7 @@ using test::JobResult;
 using test::one_message;
 using test::send_parts;
 using test::two_ranks;
+using locks::wire::GrantExtra;
 using transport::MsgType;
 using Bytes = std::vector<std::byte>;
 
@@ -54,9 +55,8 @@ JobResult grant_from_rank1(void (*build)(std::vector<std::byte> &head, std::vect
 
 TEST(Protocol, AGrantNobodyAskedForStopsTheRankNamingTheSender) {
   JobResult r = grant_from_rank1([](std::vector<std::byte> &head, std::vector<std::byte> &) {
-    append(head, updates::Head{0x40000000, 0, 16});
-    append(head, uint64_t{MW_EXCLUSIVE});  // GrantExtra: mode, reserved
-    append(head, uint64_t{1});             // GrantExtra: tenure
+    append(head, updates::Head{0x40000000, 0, sizeof(GrantExtra)});
+    append(head, GrantExtra{MW_EXCLUSIVE, 0, 1, {}});
   });
   ASSERT_FALSE(r.timed_out);
   EXPECT_FALSE(WIFEXITED(r.status[0]) && WEXITSTATUS(r.status[0]) == 0);
@@ -66,10 +66,9 @@ TEST(Protocol, AGrantNobodyAskedForStopsTheRankNamingTheSender) {
 
 TEST(Protocol, AGrantCarryingDataOutsideTheWindowIsNotApplied) {
   JobResult r = grant_from_rank1([](std::vector<std::byte> &head, std::vector<std::byte> &bulk) {
-    append(head, updates::Head{0x40000000, 1, 16});
+    append(head, updates::Head{0x40000000, 1, sizeof(GrantExtra)});
     append(head, updates::RunDesc{0x1000, 8, 1});  // not shared memory
-    append(head, uint64_t{MW_EXCLUSIVE});
-    append(head, uint64_t{1});
+    append(head, GrantExtra{MW_EXCLUSIVE, 0, 1, {}});
     bulk.assign(8, std::byte{0x5a});
   });
   ASSERT_FALSE(r.timed_out);
@@ -91,7 +90,6 @@ void entry(int) {
   barriers::init();
 }
 
-using locks::wire::GrantExtra;
 using locks::wire::LockOnly;
 using locks::wire::Request;
 
@@ -152,7 +150,7 @@ TEST(Protocol, AGrantOfNoSuchModeStopsTheRank) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    Bytes head;
                    append(head, updates::Head{kLock1, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{9, 0, 1});
+                   append(head, GrantExtra{9, 0, 1, {}});
                    send_parts(to, MsgType::kLockGrant, head);
                  }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) + ": no such mode");
@@ -189,11 +187,50 @@ TEST(Protocol, AnExclusiveGrantOfNoTenureStopsTheAcquirer) {
   expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
                    Bytes head;
                    append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 0});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 0, {}});
                    send_parts(to, MsgType::kLockGrant, head);
                  }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
                      ": an exclusive grant of no tenure");
+}
+
+// A grant may carry the granter's own request for the lock back (ec/locks.cpp, "Asking
+// back"): one that names another rank, or comes with a grant that is not exclusive, stops
+// the acquirer before it serves anyone with it.
+TEST(Protocol, ARequestAskedBackForAnotherRankStopsTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
+                   Request again{q.lock, 0, MW_EXCLUSIVE, 1, 0, 1, 2, 0};  // rank 0's, not rank 1's
+                   Bytes head;
+                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 1, 1, again});
+                   send_parts(to, MsgType::kLockGrant, head);
+                 }),
+                 "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
+                     ": a request asked back that is not the granter's own");
+}
+
+TEST(Protocol, ARequestAskedBackForALaterTenureStopsTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
+                   Request again{q.lock, 1, MW_EXCLUSIVE, 1, 0, 5, 6, 0};  // tenure 5, granted 1
+                   Bytes head;
+                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 1, 1, again});
+                   send_parts(to, MsgType::kLockGrant, head);
+                 }),
+                 "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
+                     ": a request asked back for another tenure than the one granted");
+}
+
+TEST(Protocol, ARequestAskedBackWithASharedGrantStopsTheAcquirer) {
+  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
+                   Request again{q.lock, 1, MW_EXCLUSIVE, 1, 0, 0, 1, 0};
+                   Bytes head;
+                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
+                   append(head, GrantExtra{MW_NONEXCLUSIVE, 1, 0, again});
+                   send_parts(to, MsgType::kLockGrant, head);
+                 }),
+                 "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
+                     ": a request asked back with a grant that is not exclusive");
 }
 
 TEST(Protocol, GrantDataNobodyAskedForStopsTheRank) {
@@ -281,7 +318,7 @@ TEST(Protocol, AnUpdateCarryingDataNoRunNamesStopsTheRank) {
   expect_stopped(lock_message_from_rank1([](int to) {
                    Bytes head;
                    append(head, updates::Head{kLock1, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 1});
+                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 1, {}});
                    send_parts(to, MsgType::kLockGrant, head, Bytes(8, std::byte{1}));
                  }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
