@@ -89,7 +89,7 @@ int main(int argc, char **argv) {
   mw_finalize();
   return 0;
 }
-// COUNT: rank 0: one message a hand-over
+// COUNT-DAG: rank 0: one message a hand-over
 // CHECK-DAG: rank 0: 3000 turns, 0 longs wrong, last turn 6500
 // CHECK-DAG: rank 1: 3000 turns, 0 longs wrong, last turn 6500
 // THREE-DAG: rank 0: 2000 turns, 0 longs wrong, last turn 6500
