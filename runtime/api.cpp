@@ -394,9 +394,14 @@ MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-  mw::pending_updates::flush();
+  const uint64_t flushed = mw::pending_updates::flush_for_barrier(false);
   mw::locks::startup_calls_made();
-  mw::barriers::cross(b, false);
+  if (const uint64_t theirs = mw::barriers::cross(b, false, flushed)) {
+    // The other rank's updates before its arrival, pushed without waiting (flush_for_barrier).
+    const int other = 1 - mw::g_rank;
+    mw::waits::Waiting waiting(mw::waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), other);
+    mw::pending_updates::await_flush(other, theirs);
+  }
   mw::check::crossed();
   mw::advise::on_crossing(b);
 }
@@ -408,8 +413,8 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-  mw::pending_updates::flush();
-  mw::barriers::cross(b, true);
+  // Waited for: ranks other than the manager do not wait there for the others.
+  mw::barriers::cross(b, true, mw::pending_updates::flush_for_barrier(true));
   mw::check::synced_unseen();  // a final crossing waits for nobody
   mw::advise::on_crossing(b);
 }

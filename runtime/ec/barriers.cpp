@@ -100,6 +100,8 @@ enum : size_t {
   kPrevAddr = 8,  // the manager's line, two ranks: its arrival before the one in the first (above)
   kPrevEpoch,
   kPrevClock,
+  // Two ranks, written by the line's rank before each arrival: what it announces (cross).
+  kAnnounced = 15,
 };
 
 // Word w (kArrivalAddr..kArrivalClock) of a rank's slot arrival number seq.
@@ -507,7 +509,8 @@ void init() {
   transport::on(MsgType::kFinalizing, on_finalizing);
 }
 
-void cross(mw_barrier_t *b, bool final) {
+namespace {
+void cross_here(mw_barrier_t *b, bool final) {
   const char *call = call_of(final);
   protocol::check_object(call, "barrier", b, sizeof *b);
   // The time blocked, from the first step that may block: a crossing that finds the
@@ -669,6 +672,18 @@ void cross(mw_barrier_t *b, bool final) {
     g_slot_busy = false;
   }
   k->waiting = false;
+}
+
+}  // namespace
+
+uint64_t cross(mw_barrier_t *b, bool final, uint64_t announce) {
+  transport::SharedLine *const mine = exchange() ? transport::shared_line(me()) : nullptr;
+  // Before the arrival, which every way it travels (a store to this line, a message)
+  // orders this store before the other rank's look after its crossing.
+  if (mine) mine->word[kAnnounced].store(announce, std::memory_order_seq_cst);
+  cross_here(b, final);
+  if (!mine) return 0;
+  return transport::shared_line(1 - me())->word[kAnnounced].load(std::memory_order_acquire);
 }
 
 namespace {

@@ -41,7 +41,9 @@ struct UpdateExtra {
 // (sync_unacked) when it has nothing else to send there.
 std::atomic<uint64_t> g_acks{0};   // acknowledgements received
 std::atomic<uint64_t> g_asked{0};  // ... asked for: added under the progress role (as_handler)
-uint64_t g_flushes = 0;           // under the progress role (as_handler)
+std::atomic<uint64_t> g_flushes{0};  // changed under the progress role (as_handler)
+// Per sender, the number of its last flush applied here (await_flush).
+std::atomic<uint64_t> *g_applied_flush = nullptr;
 std::atomic<uint64_t> g_unacked{0};  // members sent updates no acknowledgement covers yet (bits; changed as g_asked)
 
 // The copyset pages (or the processor-consistent ones) that have marks. Looked for before
@@ -72,7 +74,7 @@ blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
 void sync_unacked() {
   for (uint64_t left = g_unacked.exchange(0, std::memory_order_relaxed); left != 0; left &= left - 1) {
     const int m = __builtin_ctzll(left);
-    const UpdateExtra ex{++g_flushes, 1u, 0};
+    const UpdateExtra ex{g_flushes.fetch_add(1, std::memory_order_relaxed) + 1, 1u, 0};
     g_asked.fetch_add(1, std::memory_order_release);
     updates::send(m, MsgType::kUpdateData, MsgType::kUpdate, 0, {}, &ex, sizeof ex, 0, transport::Bulk::kWait, {});
   }
@@ -138,7 +140,7 @@ void send_pending(std::span<const uintptr_t> marked, bool pc_only, bool want_ack
       for (size_t k = first[i]; k < first[i + 1]; ++k)
         protocol::race_merged(me, race_clock, runs[k].addr, runs[k].len);
     }
-  UpdateExtra ex{++g_flushes, want_ack ? 1u : 0u, 0};
+  UpdateExtra ex{g_flushes.fetch_add(1, std::memory_order_relaxed) + 1, want_ack ? 1u : 0u, 0};
   for (int m = 0; m < np; ++m) {
     auto &runs_m = to[static_cast<size_t>(m)];
     if (runs_m.empty()) continue;
@@ -178,6 +180,8 @@ void apply(const Header &h, Bytes payload, bool last) {
   UpdateExtra ex{};
   if (last) std::memcpy(&ex, u.head.extra.data(), sizeof ex);
   copysets::apply_update(h.sender, pieces, last, ex.flush);
+  // A sender's messages arrive in order: all its flushes up to this one are in place.
+  if (last) g_applied_flush[h.sender].store(ex.flush, std::memory_order_release);
   if (ex.want_ack) transport::send(h.sender, MsgType::kUpdateAck, nullptr, 0);
 }
 
@@ -242,6 +246,7 @@ void on_lock_moving() {
 }  // namespace
 
 void init() {
+  g_applied_flush = new std::atomic<uint64_t>[static_cast<size_t>(protocol::nprocs())]{};  // never freed
   protocol::set_lock_moving_hook(on_lock_moving);
   transport::on(MsgType::kUpdate, on_update);
   transport::on(MsgType::kUpdateData, on_update_data);
@@ -274,6 +279,19 @@ void flush(bool wait, bool offer) {
 }  // namespace
 
 void flush() { flush(true, true); }
+
+uint64_t flush_for_barrier(bool wait_for_acks) {
+  const bool unacknowledged = !wait_for_acks && protocol::nprocs() == 2 && transport::shared_line(0) != nullptr &&
+                              protocol::model() != protocol::Model::kProcessor &&
+                              copysets::shortest_flush_us() == 0 && !protocol::checking_races();
+  flush(!unacknowledged, true);
+  return g_flushes.load(std::memory_order_relaxed);
+}
+
+void await_flush(int sender, uint64_t flush) {
+  auto done = [sender, flush] { return g_applied_flush[sender].load(std::memory_order_acquire) >= flush; };
+  if (!done()) transport::progress_until([&done] { return done(); });
+}
 
 void flush_release() {
   if (releases_wait_for_a_move()) return;

@@ -12,7 +12,8 @@
 // When. Release-consistent data at every lock release and before every barrier
 // arrival: the flush waits until every member has the updates in place, so the next
 // acquirer of the lock, or every rank past the barrier, finds them (fetching the page
-// from its home if it holds no copy: the home is always a member). This is eager
+// from its home if it holds no copy: the home is always a member). (At a barrier of two
+// ranks on one host the other rank waits instead: flush_for_barrier.) This is eager
 // release consistency: Midway flushes only when the release is performed at another
 // rank, which a cached lock's re-acquire never is; eager costs a flush per release of a
 // lock that changed no copyset data only when that release has marks to send. At two
@@ -38,6 +39,19 @@ void init();
 // A release or a barrier on the application thread: pushes every pending update and
 // returns when every member has applied them.
 void flush();
+
+// A barrier's flush (mw_barrier, mw_barrier_final). At two ranks on one host (the
+// transport's shared page), with no processor-consistent data here and no race checks, it
+// pushes every pending update without waiting for acknowledgements: the barrier carries
+// the number it returns, this rank's last flush sent, to the other rank with its arrival
+// (barriers::cross), and that rank, across, waits until it has applied it (await_flush)
+// before it goes on. The acknowledgement's round trip is then off the crossing, where the
+// last rank to arrive paid it (OCEAN: 900 barriers a run). Elsewhere it flushes as
+// flush() does; the number it returns, then acknowledged already, costs the other rank no
+// wait.
+uint64_t flush_for_barrier(bool wait_for_acks);
+// Waits (progressing) until this rank has applied `sender`'s flushes up to number `flush`.
+void await_flush(int sender, uint64_t flush);
 
 // A lock's release on the application thread. At two ranks it sends nothing: the other
 // rank can follow this release only once some lock moves to it from this rank (a grant,

@@ -310,7 +310,7 @@ TEST(BarrierTest, TheManagerSendsEachRankTheOthersUpdates) {
   // This rank wrote [300, 304).
   std::memset(data + 300, 9, 4);
   mw::dirty::mark(data + 300, 4);
-  mw::barriers::cross(b, false);
+  mw::barriers::cross(b, false, 0);
   lb::set_peers(nullptr);
   std::vector<lb::Message> out = lb::sent();
   ASSERT_EQ(out.size(), 2u);
