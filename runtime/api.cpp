@@ -413,7 +413,8 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
-  // Waited for: ranks other than the manager do not wait there for the others.
+  // A final crossing's flush waits for its acknowledgements: the ranks other than the
+  // manager do not wait there, so nobody would wait for their updates after it.
   mw::barriers::cross(b, true, mw::pending_updates::flush_for_barrier(true));
   mw::check::synced_unseen();  // a final crossing waits for nobody
   mw::advise::on_crossing(b);

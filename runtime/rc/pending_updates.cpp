@@ -179,6 +179,10 @@ void apply(const Header &h, Bytes payload, bool last) {
   }
   UpdateExtra ex{};
   if (last) std::memcpy(&ex, u.head.extra.data(), sizeof ex);
+  // A sender numbers its flushes from 1 up; a number that does not grow would let a rank
+  // past a barrier before the flushes it stands for are in place (await_flush).
+  if (last && ex.flush <= g_applied_flush[h.sender].load(std::memory_order_relaxed))
+    protocol::malformed(h, "a flush number that does not increase");
   copysets::apply_update(h.sender, pieces, last, ex.flush);
   // A sender's messages arrive in order: all its flushes up to this one are in place.
   if (last) g_applied_flush[h.sender].store(ex.flush, std::memory_order_release);

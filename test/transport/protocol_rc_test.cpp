@@ -332,6 +332,21 @@ TEST(Protocol, APendingUpdateOutsideTheWindowStopsTheMember) {
                  "malformed UPDATE_DATA message from rank 1: a run outside the shared window, or across pages");
 }
 
+// A rank past a two-rank barrier waits until it has applied the other's flushes up to
+// the number announced (pending_updates::await_flush): numbers that do not grow would let
+// it go on before they are in place.
+TEST(Protocol, APendingUpdateWhoseFlushNumberDoesNotIncreaseStopsTheMember) {
+  expect_stopped(one_message(1, release_consistency, [](int to) {
+                   for (uint64_t flush : {2, 2}) {
+                     Bytes head;
+                     append(head, updates::Head{0, 0, uint32_t{sizeof(UpdateExtra)}});
+                     append(head, UpdateExtra{flush, 0, 0});
+                     send_parts(to, MsgType::kUpdate, head);
+                   }
+                 }),
+                 "malformed UPDATE message from rank 1: a flush number that does not increase");
+}
+
 TEST(Protocol, AnAcknowledgementOfNoUpdateStopsTheWriter) {
   expect_stopped(one_message(1, release_consistency, [](int to) { transport::send(to, MsgType::kUpdateAck, nullptr, 0); }),
                  "malformed UPDATE_ACK message from rank 1: an acknowledgement of no update");
