@@ -100,8 +100,11 @@ enum : size_t {
   kPrevAddr = 8,  // the manager's line, two ranks: its arrival before the one in the first (above)
   kPrevEpoch,
   kPrevClock,
-  // Two ranks, written by the line's rank before each arrival: what it announces (cross).
-  kAnnounced = 15,
+  // Two ranks: what the other rank announces (cross), stored by it into this line before
+  // an arrival, when it changes. The reader looks at its own line (announced()), and
+  // only when it may be sent updates: a look, even there, cost a fifth of a two-rank
+  // crossing with nothing to move (docs/PERFORMANCE.md, "A two-rank barrier's flush").
+  kAnnouncedHere = 15,
 };
 
 // Word w (kArrivalAddr..kArrivalClock) of a rank's slot arrival number seq.
@@ -676,14 +679,24 @@ void cross_here(mw_barrier_t *b, bool final) {
 
 }  // namespace
 
-uint64_t cross(mw_barrier_t *b, bool final, uint64_t announce) {
-  transport::SharedLine *const mine = exchange() ? transport::shared_line(me()) : nullptr;
-  // Before the arrival, which every way it travels (a store to this line, a message)
-  // orders this store before the other rank's look after its crossing.
-  if (mine) mine->word[kAnnounced].store(announce, std::memory_order_seq_cst);
+void cross(mw_barrier_t *b, bool final, uint64_t announce) {
+  // Before the arrival, which every way it travels (a store to a line, a message) orders
+  // this store before the other rank's look after its crossing. Unchanged, it was stored
+  // before an arrival the other rank has seen already. (Barriers are crossed by the
+  // application thread alone.)
+  static uint64_t last_announced = 0;
+  if (announce != last_announced && exchange()) {
+    if (transport::SharedLine *theirs = transport::shared_line(1 - me())) {
+      theirs->word[kAnnouncedHere].store(announce, std::memory_order_seq_cst);
+      last_announced = announce;
+    }
+  }
   cross_here(b, final);
-  if (!mine) return 0;
-  return transport::shared_line(1 - me())->word[kAnnounced].load(std::memory_order_acquire);
+}
+
+uint64_t announced() {
+  transport::SharedLine *const mine = exchange() ? transport::shared_line(me()) : nullptr;
+  return mine ? mine->word[kAnnouncedHere].load(std::memory_order_acquire) : 0;
 }
 
 namespace {

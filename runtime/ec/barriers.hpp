@@ -29,10 +29,11 @@ namespace mw::barriers {
 void init();  // registers the message handlers (before transport::connect)
 
 // At two ranks on one host (the transport's shared page), `announce` goes to the other
-// rank with this rank's arrival, and the other rank's, from its arrival at this crossing
-// or a later one, is returned once across; elsewhere 0. (A barrier's flush numbers travel
-// so: rc/pending_updates.hpp, flush_for_barrier.) Announced numbers must not decrease.
-uint64_t cross(mw_barrier_t *b, bool final, uint64_t announce);
+// rank with this rank's arrival; announced(), once across, is the other rank's, from its
+// arrival at this crossing or a later one (elsewhere 0). A barrier's flush numbers travel
+// so (rc/pending_updates.hpp, flush_for_barrier). Announced numbers must not decrease.
+void cross(mw_barrier_t *b, bool final, uint64_t announce);
+uint64_t announced();
 // The Lamport clock of the release of this rank's last crossing: the same on every rank,
 // which the checker's race test orders writes by (check/checker.hpp, "Data races").
 uint64_t crossed_clock();

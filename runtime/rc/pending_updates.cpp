@@ -260,11 +260,15 @@ void init() {
 namespace {
 // offer: pages may move to their writers here (copysets::offer_homes), which waits for
 // the writers' answers; not at mw_finalize, where a peer may have stopped serving.
+// Nothing to push and nothing to wait for: the usual flush of a program with no
+// release-consistent data shared, one load or three.
+bool nothing_to_flush() {
+  return copysets::shared_page_count() == 0 && g_unacked.load(std::memory_order_relaxed) == 0 &&
+         g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire);
+}
+
 void flush(bool wait, bool offer) {
-  if (!copysets::enabled()) return;
-  if (copysets::shared_page_count() == 0 && g_unacked.load(std::memory_order_relaxed) == 0 &&
-      g_acks.load(std::memory_order_acquire) >= g_asked.load(std::memory_order_acquire))
-    return;
+  if (!copysets::enabled() || nothing_to_flush()) return;
   uint64_t want = 0;
   trace::Span flushing(trace::Kind::kFlush);
   const blocks::Vector<uintptr_t> marked = marked_pages(false);
@@ -285,6 +289,7 @@ void flush(bool wait, bool offer) {
 void flush() { flush(true, true); }
 
 uint64_t flush_for_barrier(bool wait_for_acks) {
+  if (nothing_to_flush()) return g_flushes.load(std::memory_order_relaxed);
   const bool unacknowledged = !wait_for_acks && protocol::nprocs() == 2 && transport::shared_line(0) != nullptr &&
                               protocol::model() != protocol::Model::kProcessor &&
                               copysets::shortest_flush_us() == 0 && !protocol::checking_races();
