@@ -183,51 +183,47 @@ JobResult request_answered_by_rank1(void (*answer)(int to, const Request &q)) {
   });
 }
 
+// ... with a grant whose fields after its runs `extra` makes from the request.
+GrantExtra (*g_extra)(const Request &q);
+
+JobResult granted_by_rank1(GrantExtra (*extra)(const Request &q)) {
+  g_extra = extra;
+  return request_answered_by_rank1([](int to, const Request &q) {
+    Bytes head;
+    append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
+    append(head, g_extra(q));
+    send_parts(to, MsgType::kLockGrant, head);
+  });
+}
+
 TEST(Protocol, AnExclusiveGrantOfNoTenureStopsTheAcquirer) {
-  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
-                   Bytes head;
-                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{MW_EXCLUSIVE, 0, 0, {}});
-                   send_parts(to, MsgType::kLockGrant, head);
-                 }),
+  expect_stopped(granted_by_rank1([](const Request &) { return GrantExtra{MW_EXCLUSIVE, 0, 0, {}}; }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
                      ": an exclusive grant of no tenure");
 }
 
 // A grant may carry the granter's own request for the lock back (ec/locks.cpp, "Asking
-// back"): one that names another rank, or comes with a grant that is not exclusive, stops
-// the acquirer before it serves anyone with it.
+// back"): one that names another rank or another tenure, or comes with a grant that is not
+// exclusive, stops the acquirer before it serves anyone with it.
 TEST(Protocol, ARequestAskedBackForAnotherRankStopsTheAcquirer) {
-  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
-                   Request again{q.lock, 0, MW_EXCLUSIVE, 1, 0, 1, 2, 0};  // rank 0's, not rank 1's
-                   Bytes head;
-                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{MW_EXCLUSIVE, 1, 1, again});
-                   send_parts(to, MsgType::kLockGrant, head);
+  expect_stopped(granted_by_rank1([](const Request &q) {  // rank 0's request, not rank 1's
+                   return GrantExtra{MW_EXCLUSIVE, 1, 1, Request{q.lock, 0, MW_EXCLUSIVE, 1, 0, 1, 2, 0}};
                  }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
                      ": a request asked back that is not the granter's own");
 }
 
 TEST(Protocol, ARequestAskedBackForALaterTenureStopsTheAcquirer) {
-  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
-                   Request again{q.lock, 1, MW_EXCLUSIVE, 1, 0, 5, 6, 0};  // tenure 5, granted 1
-                   Bytes head;
-                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{MW_EXCLUSIVE, 1, 1, again});
-                   send_parts(to, MsgType::kLockGrant, head);
+  expect_stopped(granted_by_rank1([](const Request &q) {  // tenure 5, where the grant is of tenure 1
+                   return GrantExtra{MW_EXCLUSIVE, 1, 1, Request{q.lock, 1, MW_EXCLUSIVE, 1, 0, 5, 6, 0}};
                  }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
                      ": a request asked back for another tenure than the one granted");
 }
 
 TEST(Protocol, ARequestAskedBackWithASharedGrantStopsTheAcquirer) {
-  expect_stopped(request_answered_by_rank1([](int to, const Request &q) {
-                   Request again{q.lock, 1, MW_EXCLUSIVE, 1, 0, 0, 1, 0};
-                   Bytes head;
-                   append(head, updates::Head{q.lock, 0, sizeof(GrantExtra)});
-                   append(head, GrantExtra{MW_NONEXCLUSIVE, 1, 0, again});
-                   send_parts(to, MsgType::kLockGrant, head);
+  expect_stopped(granted_by_rank1([](const Request &q) {
+                   return GrantExtra{MW_NONEXCLUSIVE, 1, 0, Request{q.lock, 1, MW_EXCLUSIVE, 1, 0, 0, 1, 0}};
                  }),
                  "malformed LOCK_GRANT message from rank 1" + about("lock", kLock1) +
                      ": a request asked back with a grant that is not exclusive");
