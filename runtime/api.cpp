@@ -397,14 +397,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   const uint64_t flushed = mw::pending_updates::flush_for_barrier(false);
   mw::locks::startup_calls_made();
   mw::barriers::cross(b, false, flushed);
-  // The other rank's updates from before its arrival, pushed without waiting
-  // (flush_for_barrier); they come only to a rank that shares pages with it.
-  if (mw::copysets::shared_page_count() != 0)
-    if (const uint64_t theirs = mw::barriers::announced()) {
-      const int other = 1 - mw::g_rank;
-      mw::waits::Waiting waiting(mw::waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), other);
-      mw::pending_updates::await_flush(other, theirs);
-    }
+  mw::pending_updates::await_barrier_updates(b);  // the other rank's, pushed without waiting
   mw::check::crossed();
   mw::advise::on_crossing(b);
 }

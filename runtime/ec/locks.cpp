@@ -322,9 +322,12 @@ void grant(Lock &k, const Request &r) {
       timestamps::stamp_dirty(b.addr, b.len, line_for(b.addr), now);
       timestamps::collect(b.addr, b.len, r.t_seen, runs);
     }
+  // This rank's start-up digest, made once: for the comparison and a request asked back.
+  uint64_t my_digest = 0;
+  auto digest_here = [&] { return my_digest ? my_digest : my_digest = digest(k.bindings); };
   if (r.startup_digest != 0 && k.bind_version == 0 && !k.bindings.empty() &&
       !g_start_up_binding.load(std::memory_order_relaxed) &&
-      r.startup_digest != digest(k.bindings)) {
+      r.startup_digest != digest_here()) {
     std::vector<uint64_t> body{k.addr, kCompareOnly};
     for (const Range &b : k.bindings.ranges()) {
       body.push_back(b.addr);
@@ -359,7 +362,7 @@ void grant(Lock &k, const Request &r) {
   Request again{};
   bool along = false;  // the request travels in the grant
   if (back) {
-    again = Request{k.addr, me(), MW_EXCLUSIVE, now, k.bind_version, 0, 0, k.bind_version == 0 ? digest(k.bindings) : 0};
+    again = Request{k.addr, me(), MW_EXCLUSIVE, now, k.bind_version, 0, 0, k.bind_version == 0 ? digest_here() : 0};
     if (k.manager == me() && k.probable_owner == r.rank) {
       stamp(k, again);
       along = true;

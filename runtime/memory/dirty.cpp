@@ -167,13 +167,7 @@ void fence_application() {
 }
 
 // Called by compiled code, on the application thread.
-void mark(const void *addr, size_t len) {
-  if (len < kWorthRemembering) return mark_once(addr, len);
-  const Remembered m{reinterpret_cast<uintptr_t>(addr), len, 0, 1, g_clears.load(std::memory_order_seq_cst)};
-  if (remembered(m)) return;
-  mark_once(addr, len);
-  remember(m);
-}
+void mark(const void *addr, size_t len) { mark_rows(addr, len, 0, 1); }
 
 void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
   if (rows == 0 || len == 0) return;

@@ -11,6 +11,7 @@
 
 #include "core/blocks.hpp"
 #include "core/trace.hpp"
+#include "ec/barriers.hpp"
 #include "rc/copysets.hpp"
 #include "memory/dirty.hpp"
 #include "ec/protocol.hpp"
@@ -42,7 +43,7 @@ struct UpdateExtra {
 std::atomic<uint64_t> g_acks{0};   // acknowledgements received
 std::atomic<uint64_t> g_asked{0};  // ... asked for: added under the progress role (as_handler)
 std::atomic<uint64_t> g_flushes{0};  // changed under the progress role (as_handler)
-// Per sender, the number of its last flush applied here (await_flush).
+// Per sender, the number of its last flush applied here (await_barrier_updates).
 std::atomic<uint64_t> *g_applied_flush = nullptr;
 std::atomic<uint64_t> g_unacked{0};  // members sent updates no acknowledgement covers yet (bits; changed as g_asked)
 
@@ -180,7 +181,7 @@ void apply(const Header &h, Bytes payload, bool last) {
   UpdateExtra ex{};
   if (last) std::memcpy(&ex, u.head.extra.data(), sizeof ex);
   // A sender numbers its flushes from 1 up; a number that does not grow would let a rank
-  // past a barrier before the flushes it stands for are in place (await_flush).
+  // past a barrier before the flushes it stands for are in place (await_barrier_updates).
   if (last && ex.flush <= g_applied_flush[h.sender].load(std::memory_order_relaxed))
     protocol::malformed(h, "a flush number that does not increase");
   copysets::apply_update(h.sender, pieces, last, ex.flush);
@@ -228,10 +229,11 @@ void flusher() {
 }
 
 // At two ranks a lock's release sends nothing: its updates stay marks until a lock moves
-// (see flush_release). Not with processor-consistent data (the flusher freezes what it
-// takes; a grant's flush on the service thread could not), nor in a check build, whose
-// race checks date each update by the release it follows.
-bool releases_wait_for_a_move() {
+// (see flush_release), and a barrier's flush asks for no acknowledgement where the
+// barrier can carry its number (flush_for_barrier). Not with processor-consistent data
+// (the flusher freezes what it takes; a grant's flush on the service thread could not),
+// nor in a check build, whose race checks date each update by the release it follows.
+bool two_ranks_unacknowledged() {
   return protocol::nprocs() == 2 && protocol::model() != protocol::Model::kProcessor &&
          copysets::shortest_flush_us() == 0 && !protocol::checking_races();
 }
@@ -242,7 +244,7 @@ bool releases_wait_for_a_move() {
 // writing meanwhile: a byte it marks again after this takes its mark goes with the next
 // flush, as at a release.
 void on_lock_moving() {
-  if (!copysets::enabled() || copysets::shared_page_count() == 0 || !releases_wait_for_a_move()) return;
+  if (!copysets::enabled() || copysets::shared_page_count() == 0 || !two_ranks_unacknowledged()) return;
   const blocks::Vector<uintptr_t> marked = marked_pages(false);
   if (!marked.empty()) send_pending(marked, false, false, false);
 }
@@ -290,20 +292,25 @@ void flush() { flush(true, true); }
 
 uint64_t flush_for_barrier(bool wait_for_acks) {
   if (nothing_to_flush()) return g_flushes.load(std::memory_order_relaxed);
-  const bool unacknowledged = !wait_for_acks && protocol::nprocs() == 2 && transport::shared_line(0) != nullptr &&
-                              protocol::model() != protocol::Model::kProcessor &&
-                              copysets::shortest_flush_us() == 0 && !protocol::checking_races();
+  const bool unacknowledged = !wait_for_acks && two_ranks_unacknowledged() && transport::shared_line(0) != nullptr;
   flush(!unacknowledged, true);
   return g_flushes.load(std::memory_order_relaxed);
 }
 
-void await_flush(int sender, uint64_t flush) {
+void await_barrier_updates(const void *barrier) {
+  // Updates come only to a rank that shares pages with the sender.
+  if (copysets::shared_page_count() == 0) return;
+  const uint64_t flush = barriers::announced();
+  if (flush == 0) return;
+  const int sender = 1 - protocol::rank();
   auto done = [sender, flush] { return g_applied_flush[sender].load(std::memory_order_acquire) >= flush; };
-  if (!done()) transport::progress_until([&done] { return done(); });
+  if (done()) return;
+  waits::Waiting waiting(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(barrier), sender);
+  transport::progress_until([&done] { return done(); });
 }
 
 void flush_release() {
-  if (releases_wait_for_a_move()) return;
+  if (two_ranks_unacknowledged()) return;
   flush(protocol::nprocs() != 2, true);
 }
 

@@ -44,14 +44,15 @@ void flush();
 // transport's shared page), with no processor-consistent data here and no race checks, it
 // pushes every pending update without waiting for acknowledgements: the barrier carries
 // the number it returns, this rank's last flush sent, to the other rank with its arrival
-// (barriers::cross), and that rank, across, waits until it has applied it (await_flush)
-// before it goes on. The acknowledgement's round trip is then off the crossing, where the
+// (barriers::cross), and that rank, across, waits until it has applied it
+// (await_barrier_updates) before it goes on. The acknowledgement's round trip is then off the crossing, where the
 // last rank to arrive paid it (OCEAN: 900 barriers a run). Elsewhere it flushes as
 // flush() does; the number it returns, then acknowledged already, costs the other rank no
 // wait.
 uint64_t flush_for_barrier(bool wait_for_acks);
-// Waits (progressing) until this rank has applied `sender`'s flushes up to number `flush`.
-void await_flush(int sender, uint64_t flush);
+// After mw_barrier's crossing: waits (progressing) until this rank has applied the other
+// rank's flushes up to the number it announced there (barriers::announced).
+void await_barrier_updates(const void *barrier);
 
 // A lock's release on the application thread. At two ranks it sends nothing: the other
 // rank can follow this release only once some lock moves to it from this rank (a grant,
