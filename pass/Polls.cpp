@@ -26,7 +26,16 @@
 //      loop that runs for long (millions of iterations inside an outer loop)
 //      serves messages only at its exit; the runtime's service thread remains
 //      the fallback there, as for code the pass does not see and long system
-//      calls.
+//      calls. Except a loop that scatters: one that stores through an address
+//      that does not step with the loop (a histogram's count, a sort's
+//      permutation: a[b[i]] = ...) gets rule 2's counted poll. Each of its
+//      iterations is a random access and a mark at a random shadow byte, beside
+//      which the count's decrement is lost; such loops run long over a rank's
+//      share of the keys (RADIX), and a page request that meets one waited for
+//      the service thread to get the core (docs/PERFORMANCE.md, "Polls in loops
+//      that scatter"). Affine inner loops (a stencil, a dot product, LU's
+//      daxpy) keep none: a count in every inner loop cost LU at one rank a
+//      fifth of its time.
 // Functions without loops get no poll; the runtime's functions (exempt from
 // the pass) none either. Nothing here runs unless -midway-polls is given.
 //
@@ -42,6 +51,7 @@
 #include "llvm/ADT/Statistic.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/ScalarEvolution.h"
+#include "llvm/Analysis/ScalarEvolutionExpressions.h"
 #include "llvm/IR/MDBuilder.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
 
@@ -67,6 +77,24 @@ ALWAYS_ENABLED_STATISTIC(NumCountedPolls,
 
 bool midway::arePollsEnabled() { return ClPolls; }
 
+/// Rule 3's exception: a store of L through an address that neither stays put
+/// nor steps by a constant as L iterates.
+static bool scatters(Loop *L, ScalarEvolution &SE) {
+  for (BasicBlock *BB : L->blocks())
+    for (Instruction &I : *BB) {
+      auto *St = dyn_cast<StoreInst>(&I);
+      if (!St)
+        continue;
+      const SCEV *Addr = SE.getSCEV(St->getPointerOperand());
+      if (SE.isLoopInvariant(Addr, L))
+        continue;
+      auto *Rec = dyn_cast<SCEVAddRecExpr>(Addr);
+      if (!Rec || Rec->getLoop() != L || !Rec->isAffine())
+        return true;
+    }
+  return false;
+}
+
 /// Rule 2's exception: a loop of at most Budget iterations.
 static bool isTinyAndBounded(Loop *L, ScalarEvolution &SE) {
   unsigned MaxTrips = SE.getSmallConstantMaxTripCount(L); // 0: unknown
@@ -77,8 +105,8 @@ SmallVector<PlannedPoll, 4> midway::planPolls(LoopInfo &LI, ScalarEvolution &SE)
   SmallVector<PlannedPoll, 4> Plan;
   for (Loop *L : LI.getLoopsInPreorder()) {
     bool Innermost = L->isInnermost();
-    // Rule 3.
-    if (Innermost && L->getParentLoop())
+    // Rule 3, and its exception.
+    if (Innermost && L->getParentLoop() && !scatters(L, SE))
       continue;
     // Rule 2's exception.
     if (Innermost && isTinyAndBounded(L, SE))

@@ -1,9 +1,10 @@
 ; Polls at loop back-edges (-midway-polls): one atomic load of the word at
 ; MW_POLL_WORD (0x3FFFF000) and a branch, predicted not taken, to __mw_poll.
 ; Where: a loop that contains loops polls on its back-edge; an innermost loop
-; polls only if no loop of its function contains it, and then every
+; polls only if no loop of its function contains it, or if it scatters (stores
+; through an address that does not step with it), and then every
 ; -midway-poll-budget iterations, unless its trip count is at most the budget.
-; Nowhere else: not in loops nested in a loop, not in functions without loops,
+; Nowhere else: not in other loops nested in a loop, not in functions without loops,
 ; not in the runtime, not without -midway-polls or with -midway-instrument=false.
 ; RUN: %opt -passes=midway-instrument -midway-polls -S %s | FileCheck %s
 ; RUN: %opt -passes=midway-instrument -midway-polls -stats -disable-output %s 2>&1 \
@@ -15,8 +16,8 @@
 ; blocks, and the loop's stores are still marked once after it.
 ; RUN: %opt -passes=midway-instrument -midway-polls -midway-check -S %s \
 ; RUN:   | FileCheck %s --check-prefix=CHECKED
-; STATS-DAG: 3 midway-instrument - Number of polls at loop back-edges
-; STATS-DAG: 2 midway-instrument - Number of polls made every -midway-poll-budget iterations
+; STATS-DAG: 5 midway-instrument - Number of polls at loop back-edges
+; STATS-DAG: 3 midway-instrument - Number of polls made every -midway-poll-budget iterations
 ; OFF-NOT: __mw_poll
 ; OFF-NOT: 1073737728
 
@@ -50,6 +51,39 @@ inner:
   store float 1.0, ptr %q, align 4
   %j.next = add nuw nsw i64 %j, 1
   %inner.done = icmp eq i64 %j.next, %n
+  br i1 %inner.done, label %outer.latch, label %inner
+outer.latch:
+  %i.next = add nuw nsw i64 %i, 1
+  %outer.done = icmp eq i64 %i.next, %n
+  br i1 %outer.done, label %exit, label %outer
+exit:
+  ret void
+}
+
+; A nest whose inner loop scatters (a sort's permutation: to[pos[k]] = k): the
+; inner loop counts its iterations and polls every 1024 of them, and the outer
+; loop polls on its back-edge as any nest's.
+; CHECK-LABEL: define void @scatter(
+; CHECK:       inner:
+; CHECK-NEXT:    %midway.poll.left = phi i32
+; CHECK:         call void @__mw_poll()
+; CHECK:       outer.latch:
+; CHECK:         call void @__mw_poll()
+; CHECK-NEXT:    br label
+define void @scatter(ptr %to, ptr %pos, i64 %n) {
+entry:
+  br label %outer
+outer:
+  %i = phi i64 [ 0, %entry ], [ %i.next, %outer.latch ]
+  br label %inner
+inner:
+  %k = phi i64 [ 0, %outer ], [ %k.next, %inner ]
+  %pk = getelementptr inbounds i64, ptr %pos, i64 %k
+  %at = load i64, ptr %pk, align 8
+  %q = getelementptr inbounds i64, ptr %to, i64 %at
+  store i64 %k, ptr %q, align 8
+  %k.next = add nuw nsw i64 %k, 1
+  %inner.done = icmp eq i64 %k.next, %n
   br i1 %inner.done, label %outer.latch, label %inner
 outer.latch:
   %i.next = add nuw nsw i64 %i, 1
