@@ -20,6 +20,9 @@
 namespace mw::transport {
 
 constexpr size_t kChunkSlack = 256;  // see send_chunked()
+// A bulk whose pieces average less than this is copied whole into one staging buffer
+// (see send_rendezvous()).
+constexpr size_t kGatherBelow = 16 << 10;
 
 Sender &snd = *new Sender;
 std::atomic<int> g_stall_timeout_ms{kDefaultStallTimeoutMs};
@@ -199,19 +202,25 @@ SendBuf *build_rts(MsgType type, uint32_t flags, uint64_t clock, uint64_t id,
 void send_rendezvous(int dest, MsgType type, std::span<const iovec> head,
                      std::span<const iovec> bulk, size_t head_len, size_t bulk_len,
                      uint64_t clock, Bulk keep) {
-  // The bulk's pieces, registered where they lie. Past kMaxSegments pieces, the rest are
-  // copied together into one staging buffer (many small runs: a copy beats many reads),
-  // a reused block (core/blocks.hpp: a fresh one's pages cost a first touch each).
+  // The bulk's pieces, registered where they lie; but small pieces are copied together
+  // into one staging buffer, a reused block (core/blocks.hpp: a fresh one's pages cost a
+  // first touch each): all of them when they average under kGatherBelow, else those past
+  // kMaxSegments. The receiver reads each segment with a read of its own (on shm a
+  // process_vm_readv, ~1.8 µs whatever the length; on tcp a round trip), where a copy of
+  // a few KiB costs a microsecond or less (RADIX's scattered updates: docs/PERFORMANCE.md,
+  // "What a flush costs").
   std::vector<iovec> pieces;
   append_merged(pieces, bulk);
   blocks::Block staging;
-  if (pieces.size() > kMaxSegments) {
+  const size_t in_place = pieces.size() > 1 && bulk_len / pieces.size() < kGatherBelow ? 0
+                          : pieces.size() > kMaxSegments ? kMaxSegments - 1 : pieces.size();
+  if (in_place < pieces.size()) {
     size_t from = 0;
-    for (size_t i = 0; i < kMaxSegments - 1; ++i) from += pieces[i].iov_len;
+    for (size_t i = 0; i < in_place; ++i) from += pieces[i].iov_len;
     size_t rest = bulk_len - from;
     staging = blocks::take(rest, "a message's staging copy");
     gather(pieces, from, staging.data(), rest);
-    pieces.resize(kMaxSegments - 1);
+    pieces.resize(in_place);
     pieces.push_back({staging.data(), rest});
   }
   std::vector<fid_mr *> mrs;
