@@ -805,7 +805,8 @@ INSTANTIATE_TEST_SUITE_P(Transport, NestedSend, ::testing::Values("shm", "tcp;of
 
 // ---- Reused buffers: large, small, large again -----------------------------------------
 //
-// A sender's staging copy (a bulk of more than kMaxSegments pieces) and a receiver's
+// A sender's staging copy (a bulk of pieces averaging under 16 KiB, all of it; of more
+// than kMaxSegments larger pieces, those past the 63rd: both sizes are below) and a receiver's
 // head ‖ bulk buffer (a type with no placer) are blocks kept for reuse (core/blocks.hpp).
 // A reused block is larger than what it carries and holds the previous message's bytes:
 // each message must still arrive with its own bytes and its own length. The content
@@ -813,7 +814,7 @@ INSTANTIATE_TEST_SUITE_P(Transport, NestedSend, ::testing::Values("shm", "tcp;of
 
 constexpr size_t kReuseSizes[] = {3 << 20, 20 << 10, 5 << 20, (70 << 10) + 3, 3 << 20, 40 << 20, 1 << 20};
 constexpr int kReuseCount = sizeof kReuseSizes / sizeof kReuseSizes[0];
-constexpr size_t kReusePieces = 200;  // over kMaxSegments: the rest goes through a staging copy
+constexpr size_t kReusePieces = 200;  // over kMaxSegments: some or all go through a staging copy
 std::atomic<int> g_reused{0}, g_reused_bad{0};
 
 void on_reused(const Header &, std::span<const std::byte> p) {
