@@ -363,10 +363,11 @@ TEST_F(LaunchTest, AJobThatStopsInMwInitLeavesNothingBehind) {
 TEST_F(LaunchTest, SigintToMwrunIsForwardedAndStopsTheJob) {
   std::string pids = pids_dir();
   Result r = run(mwrun(2, {kProbe, "--pids", pids, "sleep"}), {}, [&](pid_t mwrun_pid) {
-    // Once both ranks have joined (their pids are recorded), interrupt mwrun.
+    // Once both ranks have recorded their pids, interrupt mwrun. Read, not counted: a
+    // rank's file exists before its pid is in it, and a rank interrupted in between
+    // left the file empty (once in a loaded run of the suite).
     auto deadline = Clock::now() + std::chrono::seconds(10);
-    while (Clock::now() < deadline &&
-           std::distance(fs::directory_iterator(pids), fs::directory_iterator()) < 2)
+    while (Clock::now() < deadline && recorded_pids().size() < 2)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     kill(mwrun_pid, SIGINT);
   });
