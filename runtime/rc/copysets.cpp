@@ -129,7 +129,10 @@ void begin_join(uintptr_t page, Info &in, int r, bool pristine) {
 // and the allocator drops its copy. The allocator knows where each page went and sends
 // later requests on to the home (forward), behind the page it gave (a sender's messages
 // arrive in order); a rank that gets a page from a rank other than the allocator learns
-// the home from it.
+// the home from it. An allocator that fetches back a page it gave uses the block itself
+// (RADIX's keys, which both ranks scatter into): it gives no more pages of that block
+// (g_blocks_used_here), and later first users join its copy instead, which spares it a
+// fault for each page it would otherwise fetch back.
 //
 // "Never touched" is asked of the kernel, not of the dirty marks: the allocator first
 // takes the page away from its own application (PROT_NONE; mprotect returns after the
@@ -155,7 +158,8 @@ bool may_give(uintptr_t page, bool pristine) {
   }
   uintptr_t base, caller;
   size_t size;
-  return heap::block_of(page, &base, &size, &caller) && dirty::next(page, page + g_page, true) == page + g_page;
+  return heap::block_of(page, &base, &size, &caller) && !g_blocks_used_here.count(base) &&
+         dirty::next(page, page + g_page, true) == page + g_page;
 }
 
 // Takes the pages of `pages` (sorted) from this rank's application, frozen (a fault there

@@ -259,6 +259,12 @@ bool fetch(uintptr_t page, int home, bool write) {
     std::lock_guard<std::mutex> g(g_mu);
     const uint8_t s = g_state[index_of(page)].load(std::memory_order_relaxed);
     pristine = !(s & kHadCopy);
+    // A page of a block this rank allocated and gave to its first user: the block is in
+    // use here too, and its other pages stay here (may_give).
+    uintptr_t base, caller;
+    size_t size;
+    if (!is_static(page) && heap::owner_of(page) == g_me && heap::block_of(page, &base, &size, &caller))
+      g_blocks_used_here.insert(base);
     g_fetch_page = page;
     g_fetch_pristine = pristine;
     // Read-ahead: pages that follow with the same home, which this rank has no business

@@ -36,6 +36,7 @@ std::vector<uintptr_t> &g_shared_list = *new std::vector<uintptr_t>;
 bool g_shared_list_stale = false;
 std::atomic<size_t> g_shared_count{0};
 Bindings &g_bound = *new Bindings;  // bound ranges on partly bound pages
+std::set<uintptr_t> &g_blocks_used_here = *new std::set<uintptr_t>;
 unsigned g_min_flush_us = 0;
 
 // The fetch the application thread waits for (it has one at a time).

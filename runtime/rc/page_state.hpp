@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <span>
 #include <utility>
 #include <vector>
@@ -137,6 +138,10 @@ extern std::vector<uintptr_t> &g_shared_list;
 extern bool g_shared_list_stale;
 extern std::atomic<size_t> g_shared_count;
 extern Bindings &g_bound;  // bound ranges on partly bound pages
+// mw_malloc blocks (by base) of which this rank, their allocator, fetched back a page it had
+// given to its first user: it uses the block itself, and gives no more of its pages
+// (copysets.cpp, "homes where the data is first used").
+extern std::set<uintptr_t> &g_blocks_used_here;
 extern unsigned g_min_flush_us;
 
 // The fetch the application thread waits for (it has one at a time).

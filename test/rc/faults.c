@@ -50,6 +50,13 @@
  *              a barrier with no payload sent, as nobody else holds the pages. Rank 0 (and rank 2) read
  *              rank 1's data, fetched from it (forwarded by rank 0 for rank 2), and see
  *              rank 1 as the home; rank 0 writes, and rank 1 sees it after a barrier.
+ * heap-shared-use  rank 0 allocates 66 pages and leaves them untouched; rank 1's first
+ *              store takes the first of them (the fault and the pages it asks ahead, at
+ *              most 64, become its own), then rank 0 stores into the first page (one
+ *              fault: it gave the page away, and so it uses the block itself). Rank 1's
+ *              store into the last page, past its read-ahead, then leaves rank 0 its home,
+ *              and rank 0's store there does not fault. Ranks 0 and 1 read both stores to
+ *              both pages after a barrier.
  * home-moves   rank 0 allocates 4 pages and fills them; rank 1 reads them (it joins their
  *              copysets), then writes them at every step while rank 0 leaves them alone.
  *              After two such steps rank 1 is their home (not under pc, read from MW_MODEL:
@@ -468,6 +475,43 @@ static void heap_first_use(void) {
   rc_ok("heap-first-use");
 }
 
+static void heap_shared_use(void) {
+  rc_test = "heap-shared-use";
+  const int me = rc_rank;
+  enum { NP = 66, LAST = NP - 1, W = RC_PAGE / sizeof(uint64_t) };
+  if (me == 0) heap_block[5] = mw_malloc_lines(NP * RC_PAGE, RC_PAGE); /* not touched here */
+  mw_barrier(&bar);
+  uint64_t *blk = heap_block[5];
+  if (me == 1) wr(&blk[1], 11);
+  mw_barrier(&bar);
+  if (me == 0) {
+    const uint64_t f0 = rc_faults();
+    wr(&blk[2], 12);
+    RC_CHECK(rc_faults() - f0 <= 1, "a store into the first page: %llu faults", (unsigned long long)(rc_faults() - f0));
+  }
+  mw_barrier(&bar);
+  if (me == 1) {
+    wr(&blk[LAST * W + 1], 21);
+    RC_CHECK(rc_home(&blk[LAST * W]) == 0, "page %d of a block rank 0 allocated and uses: home %d here, "
+             "expected 0", LAST, rc_home(&blk[LAST * W]));
+  }
+  mw_barrier(&bar);
+  if (me == 0) {
+    const uint64_t f0 = rc_faults();
+    wr(&blk[LAST * W + 2], 22);
+    RC_CHECK(rc_faults() == f0, "rank 0 allocated the block, uses it, and faulted %llu times storing into "
+             "page %d, which rank 1 touched first", (unsigned long long)(rc_faults() - f0), LAST);
+  }
+  mw_barrier(&bar);
+  if (me <= 1)
+    for (int k = 0; k < NP; k += LAST)
+      RC_CHECK(rd(&blk[k * W + 1]) == (uint64_t)(11 + 10 * (k / LAST)) && rd(&blk[k * W + 2]) == (uint64_t)(12 + 10 * (k / LAST)),
+               "page %d: %llu and %llu, ranks 1 and 0 stored %d and %d", k, (unsigned long long)rd(&blk[k * W + 1]),
+               (unsigned long long)rd(&blk[k * W + 2]), 11 + 10 * (k / LAST), 12 + 10 * (k / LAST));
+  mw_barrier(&bar);
+  rc_ok("heap-shared-use");
+}
+
 static void home_moves(void) {
   rc_test = "home-moves";
   const int me = rc_rank;
@@ -665,6 +709,7 @@ int main(int argc, char **argv) {
   RUN("heap", heap());
   RUN("heap-bind", heap_bind());
   RUN("heap-first-use", heap_first_use());
+  RUN("heap-shared-use", heap_shared_use());
   RUN("write-ahead", write_ahead());
   RUN("home-moves", home_moves());
   RUN("counter", count(counter, &counter_lock, iters, "counter", 0));
