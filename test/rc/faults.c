@@ -503,11 +503,15 @@ static void heap_shared_use(void) {
              "page %d, which rank 1 touched first", (unsigned long long)(rc_faults() - f0), LAST);
   }
   mw_barrier(&bar);
+  const struct { int page; uint64_t by1, by0; } stored[] = {{0, 11, 12}, {LAST, 21, 22}};
   if (me <= 1)
-    for (int k = 0; k < NP; k += LAST)
-      RC_CHECK(rd(&blk[k * W + 1]) == (uint64_t)(11 + 10 * (k / LAST)) && rd(&blk[k * W + 2]) == (uint64_t)(12 + 10 * (k / LAST)),
-               "page %d: %llu and %llu, ranks 1 and 0 stored %d and %d", k, (unsigned long long)rd(&blk[k * W + 1]),
-               (unsigned long long)rd(&blk[k * W + 2]), 11 + 10 * (k / LAST), 12 + 10 * (k / LAST));
+    for (int i = 0; i < 2; i++) {
+      const uint64_t *p = &blk[stored[i].page * W];
+      RC_CHECK(rd(&p[1]) == stored[i].by1 && rd(&p[2]) == stored[i].by0,
+               "page %d: %llu and %llu, ranks 1 and 0 stored %llu and %llu", stored[i].page,
+               (unsigned long long)rd(&p[1]), (unsigned long long)rd(&p[2]),
+               (unsigned long long)stored[i].by1, (unsigned long long)stored[i].by0);
+    }
   mw_barrier(&bar);
   rc_ok("heap-shared-use");
 }
