@@ -45,10 +45,10 @@ void flush();
 // pushes every pending update without waiting for acknowledgements: the barrier carries
 // the number it returns, this rank's last flush sent, to the other rank with its arrival
 // (barriers::cross), and that rank, across, waits until it has applied it
-// (await_barrier_updates) before it goes on. The acknowledgement's round trip is then off the crossing, where the
-// last rank to arrive paid it (OCEAN: 900 barriers a run). Elsewhere it flushes as
-// flush() does; the number it returns, then acknowledged already, costs the other rank no
-// wait.
+// (await_barrier_updates) before it goes on. The acknowledgement's round trip is then off
+// the crossing, where the last rank to arrive paid it (OCEAN: 900 barriers a run).
+// Elsewhere it flushes as flush() does; the number it returns, then acknowledged
+// already, costs the other rank no wait.
 uint64_t flush_for_barrier(bool wait_for_acks);
 // After mw_barrier's crossing: waits (progressing) until this rank has applied the other
 // rank's flushes up to the number it announced there (barriers::announced).

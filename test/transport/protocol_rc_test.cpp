@@ -333,7 +333,7 @@ TEST(Protocol, APendingUpdateOutsideTheWindowStopsTheMember) {
 }
 
 // A rank past a two-rank barrier waits until it has applied the other's flushes up to
-// the number announced (pending_updates::await_flush): numbers that do not grow would let
+// the number announced (pending_updates::await_barrier_updates): numbers that do not grow would let
 // it go on before they are in place.
 TEST(Protocol, APendingUpdateWhoseFlushNumberDoesNotIncreaseStopsTheMember) {
   expect_stopped(one_message(1, release_consistency, [](int to) {
