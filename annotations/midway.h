@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "midway_types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -251,28 +253,11 @@ inline int __mw_section_anchor __attribute__((section(MW_SHARED_SECTION))) = 0;
 #endif
 
 /* ------------------------------------------------------------------------------------
- * Synchronization objects. They live in shared memory; their identity is their address
- * and a zero-initialized object is ready to use. The bytes are the runtime's.
+ * Synchronization objects: mw_lock_t, mw_barrier_t, mw_mode_t (MW_EXCLUSIVE,
+ * MW_NONEXCLUSIVE), mw_sem_t and mw_cond_t, defined in midway_types.h (included above).
+ * They live in shared memory; their identity is their address and a zero-initialized
+ * object is ready to use. The bytes are the runtime's.
  * ---------------------------------------------------------------------------------- */
-typedef struct mw_lock {
-  uint64_t mw_private_[2];
-} mw_lock_t;
-
-typedef struct mw_barrier {
-  uint64_t mw_private_[2];
-} mw_barrier_t;
-
-typedef enum { MW_EXCLUSIVE, MW_NONEXCLUSIVE } mw_mode_t;
-
-/* A counting semaphore; zero-initialized, its count is 0. */
-typedef struct mw_sem {
-  uint64_t mw_private_[2];
-} mw_sem_t;
-
-/* A condition variable, waited on with a mw_lock_t held. */
-typedef struct mw_cond {
-  uint64_t mw_private_[2];
-} mw_cond_t;
 
 /* ------------------------------------------------------------------------------------
  * The job

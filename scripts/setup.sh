@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev                                      # mwrun reads the ranks' statistics
   iproute2                                                # netns multi-host tests
   slurmctld slurmd slurm-client                           # srun --mpi=pmix tests (test/slurm)
+  m4                                                      # PARMACS programs (annotations/c.m4.midway)
   hyperfine                                               # launch start-up times (bench)
   go-md2man python3-markdown-it                           # man pages from docs/; the docs' sample test
   python3-matplotlib                                      # main job: the MM-ec vs MM-rc plot

@@ -23,12 +23,12 @@ def main():
             if n not in text:
                 missing.append(f"{doc} does not mention {n} ({where})")
 
-    header = read("annotations/midway.h")
+    header = read("annotations/midway.h") + read("annotations/midway_types.h")
     api = re.findall(r"\b(mw_[a-z_]+|__mw_[a-z_]+)\s*\(", header)
     api += re.findall(r"#define\s+(MW_[A-Z_]+)", header)
     api += re.findall(r"\}\s*(mw_[a-z_]+_t)\s*;", header)
     api += ["MW_EXCLUSIVE", "MW_NONEXCLUSIVE"]
-    need("docs/API.md", api, "annotations/midway.h")
+    need("docs/API.md", api, "annotations/midway.h and midway_types.h")
 
     def options(tool):
         out = subprocess.run([os.path.join(bindir, tool), "--help"], capture_output=True,
