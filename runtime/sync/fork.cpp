@@ -94,6 +94,10 @@ void start(Function fn) {
     g_expected += static_cast<uint64_t>(protocol::nprocs() - 1);
   }
   if (protocol::nprocs() == 1) return;
+  // Threads share one stdout: what the creator printed before the fork comes out before
+  // what the workers print (Splash-3's FMM prints from main, then from a worker), not at
+  // the creator's exit. done() does the same for the workers' output at the join.
+  std::fflush(nullptr);
   pending_updates::flush();  // the creator's state reaches the workers first
   start_all(reinterpret_cast<uint64_t>(fn));
 }

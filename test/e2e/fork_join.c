@@ -6,6 +6,7 @@
 // RUN: %mwrun -n 1 %t | FileCheck %s --check-prefix=ONE
 // RUN: %mwrun -n 3 %t | FileCheck %s --check-prefix=THREE
 // RUN: %mwrun -n 4 %t exit | FileCheck %s --check-prefix=EXIT
+// RUN: %mwrun -n 3 %t print | FileCheck %s --check-prefix=PRINT
 // RUN: not %mwrun -n 2 %t fork-on-worker 2>&1 | FileCheck %s --check-prefix=WORKER
 // RUN: not %mwrun -n 2 %t join-twice 2>&1 | FileCheck %s --check-prefix=JOIN
 // RUN: not %mwrun -n 2 %t fork-twice 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -29,6 +30,7 @@ static void work(void) {
   const int id = next_id++;
   mw_release(&id_lock);
   for (int i = 0; i < N; i++) output[id][i] = input[i] * 10 + round_no;
+  if (!strcmp(mode, "print") && mw_rank() != 0 && round_no == 1) printf("worker: rank %d\n", mw_rank());
   if (!strcmp(mode, "fork-on-worker") && mw_rank() == 1) mw_fork(work);
 }
 
@@ -42,6 +44,10 @@ int main(int argc, char **argv) {
   mains++;  // only rank 0 gets here: others never return from mw_fork_serve
   if (argc > 1) snprintf(mode, sizeof mode, "%s", argv[1]);
   const int P = mw_nprocs();
+  // Output as threads would give it: what the creator printed before a fork comes out
+  // before the workers' lines, theirs before what it prints after the join (stdout is a
+  // pipe here, fully buffered).
+  if (!strcmp(mode, "print")) printf("creator: before the fork\n");
   for (round_no = 1; round_no <= 2; round_no++) {
     for (int i = 0; i < N; i++) input[i] = i + round_no;
     next_id = 0;
@@ -68,3 +74,7 @@ int main(int argc, char **argv) {
 // JOIN: mw_join: no fork is outstanding: call mw_fork first
 // TWICE: mw_fork: a fork is outstanding: call mw_join before forking again
 // SERVE: mw_join: called without mw_fork_serve
+// PRINT: creator: before the fork
+// PRINT-DAG: worker: rank 1
+// PRINT-DAG: worker: rank 2
+// PRINT: round 1: 3 ranks, 0 wrong, 1 ran main
