@@ -178,6 +178,19 @@ void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
   remember(m);
 }
 
+namespace {
+__attribute__((target_clones("avx512bw", "avx2", "default")))
+bool any_word(const uint64_t *words, size_t n) {
+  uint64_t any = 0;
+  for (size_t i = 0; i < n; i++) any |= words[i];
+  return any != 0;
+}
+}  // namespace
+
+bool any(uintptr_t addr, size_t len) {
+  return any_word(reinterpret_cast<const uint64_t *>(shadow_byte(addr)), len / 64);
+}
+
 size_t count(const void *addr, size_t len) {
   check_shared("mw_dirty_count", addr, len);
   size_t n = 0;

@@ -66,7 +66,7 @@ blocks::Vector<uintptr_t> marked_pages(bool pc_only) {
   copysets::shared_pages(pc_only, shared);
   const size_t ps = copysets::page_size();
   for (uintptr_t page : shared)
-    if (dirty::next(page, page + ps, true) != page + ps) out.push_back(page);
+    if (dirty::any(page, ps)) out.push_back(page);
   return out;
 }
 

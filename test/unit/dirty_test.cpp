@@ -114,6 +114,27 @@ TEST_F(DirtyMapTest, RunsMatchAByteByByteScan) {
   }
 }
 
+// any() (a flush's look at each page it shares): one marked byte anywhere in the page is
+// seen, whichever vector width the CPU gave it; marks just outside the page are not.
+TEST_F(DirtyMapTest, AnySeesOneMarkAnywhereInAPageAndNothingOutside) {
+  const uintptr_t page = (at(0) + 4095) & ~uintptr_t{4095};
+  ASSERT_LE(page + 2 * 4096, at(len_));
+  EXPECT_FALSE(mw::dirty::any(page, 4096));
+  for (size_t i = 0; i < 4096; i += 61) {  // every shadow word, at varied bits
+    mw::dirty::mark(reinterpret_cast<void *>(page + i), 1);
+    EXPECT_TRUE(mw::dirty::any(page, 4096)) << "byte " << i;
+    mw_dirty_clear(reinterpret_cast<void *>(page + i), 1);
+  }
+  mw::dirty::mark(reinterpret_cast<void *>(page + 4095), 1);
+  EXPECT_TRUE(mw::dirty::any(page, 4096));
+  EXPECT_FALSE(mw::dirty::any(page + 4096, 4096));
+  mw_dirty_clear(reinterpret_cast<void *>(page + 4095), 1);
+  mw::dirty::mark(reinterpret_cast<void *>(page - 1), 1);
+  mw::dirty::mark(reinterpret_cast<void *>(page + 4096), 1);
+  EXPECT_FALSE(mw::dirty::any(page, 4096));
+  EXPECT_TRUE(mw::dirty::any(page + 4096, 4096));
+}
+
 TEST_F(DirtyMapTest, CountOutsideSharedMemoryIsAnError) {
   int x = 0;
   EXPECT_DEATH(mw_dirty_count(&x, sizeof x),
