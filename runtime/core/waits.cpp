@@ -13,7 +13,7 @@
 
 namespace mw::waits {
 
-constinit thread_local uint64_t t_call_pc = 0;
+constinit __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_call_pc = 0;
 
 namespace {
 

@@ -67,7 +67,10 @@ void close();
 
 // The call site of the API call in progress, set at the API's entry (api.cpp): one
 // store to a thread-local, read only if that call blocks.
-extern constinit thread_local uint64_t t_call_pc;
+// Initial-exec: set by every API call, mw_acquire and mw_release included; in the general
+// model each set was a call to __tls_get_addr (a tenth of a cached lock's acquire and
+// release, ec_bench cached).
+extern constinit __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_call_pc;
 
 // Called when the record's wait has lasted a while (transport's idle loop) to fill in
 // what is costly to know: the locks this rank holds (ec/locks sets it).
