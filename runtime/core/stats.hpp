@@ -101,7 +101,7 @@ extern Events g_events;
 
 inline void add(Counter &c, uint64_t n) { c.fetch_add(n, std::memory_order_relaxed); }
 // For a counter only the application thread adds to: a load and a store, not a locked
-// add (a third of a cached lock's acquire and release, ec_bench cached).
+// add (one of the three locked instructions of a cached lock's acquire and release).
 inline void add_on_app(Counter &c, uint64_t n) {
   c.store(c.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
