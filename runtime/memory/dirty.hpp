@@ -28,9 +28,9 @@ void mark(const void *addr, size_t len);
 void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows);
 
 // Whether any byte of [addr, addr+len) is marked; addr and len whole shadow words (64
-// data bytes). Reads every mark: a flush asks it of every page it shares (pending_updates'
-// marked_pages, before each lock that moves at two ranks), so it is built for the widest
-// vectors the CPU has.
+// data bytes): the question "is this page clean" of the page layer. Reads every mark: a
+// flush asks it of every page it shares (pending_updates' marked_pages, before each lock
+// that moves at two ranks), so it is built for the widest vectors the CPU has.
 bool any(uintptr_t addr, size_t len);
 
 // Counts and clears marks in [addr, addr+len), which must be shared memory.

@@ -49,7 +49,7 @@ bool with_data(uintptr_t page, Info &in, bool pristine, bool &took) {
     std::vector<Range> taken;
     dirty::take(page, g_page, g_bound.ranges(), taken);
     if (!taken.empty()) in.written = took = true;
-  } else if (dirty::next(page, page + g_page, true) != page + g_page) {
+  } else if (dirty::any(page, g_page)) {
     in.written = true;
   }
   return in.written || !pristine;
@@ -159,7 +159,7 @@ bool may_give(uintptr_t page, bool pristine) {
   uintptr_t base, caller;
   size_t size;
   return heap::block_of(page, &base, &size, &caller) && !g_blocks_used_here.count(base) &&
-         dirty::next(page, page + g_page, true) == page + g_page;
+         !dirty::any(page, g_page);
 }
 
 // Takes the pages of `pages` (sorted) from this rank's application, frozen (a fault there
@@ -390,7 +390,7 @@ void offer_homes_locked() {
     const uint64_t who = in.updaters;
     in.updaters = 0;
     const bool sole = __builtin_popcountll(who) == 1 && in.members == (bit(g_me) | who) &&
-                      dirty::next(page, page + g_page, true) == page + g_page;
+                      !dirty::any(page, g_page);
     if (!sole) {
       in.streak = 0;
       continue;
@@ -868,7 +868,7 @@ void take(std::span<const uintptr_t> marked, bool pc_only, bool copy, Snapshot &
       const uint8_t st = g_state[index_of(page)].load(std::memory_order_relaxed);
       if (st & (kFrozen | kPartlyBound)) continue;
       const unsigned us = flush_us_of(*in);
-      if (us == 0 || dirty::next(page, page + g_page, true) == page + g_page) continue;
+      if (us == 0 || !dirty::any(page, g_page)) continue;
       add(page, *in, us);  // not frozen and not bound in part: not among `pages` yet
     }
   }
