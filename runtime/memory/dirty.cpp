@@ -65,10 +65,13 @@ constexpr size_t kWorthRemembering = 512;  // bytes: shorter marks cost less tha
 __attribute__((tls_model("initial-exec"))) thread_local Remembered t_marks[kRemembered];
 __attribute__((tls_model("initial-exec"))) thread_local unsigned t_next_mark;
 
+bool same(const Remembered &r, const Remembered &m) {
+  return r.addr == m.addr && r.len == m.len && r.stride == m.stride && r.rows == m.rows && r.clears == m.clears;
+}
 bool remembered(const Remembered &m) {
+  if (same(t_marks[(t_next_mark - 1) % kRemembered], m)) return true;  // a nest's levels repeat the last
   for (const Remembered &r : t_marks)
-    if (r.addr == m.addr && r.len == m.len && r.stride == m.stride && r.rows == m.rows && r.clears == m.clears)
-      return true;
+    if (same(r, m)) return true;
   return false;
 }
 void remember(const Remembered &m) { t_marks[t_next_mark++ % kRemembered] = m; }
@@ -171,6 +174,13 @@ void mark(const void *addr, size_t len) { mark_rows(addr, len, 0, 1); }
 
 void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
   if (rows == 0 || len == 0) return;
+  // Rows that touch or overlap are remembered as the one range they are: FFT's
+  // butterflies mark a whole row at each level, as rows of a length that doubles.
+  if (rows > 1 && stride > 0 && static_cast<size_t>(stride) <= len) {
+    len += (rows - 1) * static_cast<size_t>(stride);
+    stride = 0;
+    rows = 1;
+  }
   if (len * rows < kWorthRemembering) return mark_rows_once(addr, len, stride, rows);
   const Remembered m{reinterpret_cast<uintptr_t>(addr), len, stride, rows, g_clears.load(std::memory_order_seq_cst)};
   if (remembered(m)) return;

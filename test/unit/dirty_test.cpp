@@ -269,6 +269,27 @@ TEST_F(DirtyTakeTest, RememberedRowsAreMarkedAgainAfterATake) {
   EXPECT_EQ(marked(0, 21 * 512), 21u * 500);
 }
 
+// Rows that touch or overlap are remembered as the range they cover (FFT's butterflies
+// mark a whole row at each level, as rows whose length doubles), so another shape of the
+// same range is passed over: after a take it must be made again, and a range one row
+// longer or rows that overlap must mark exactly what they cover.
+TEST_F(DirtyTakeTest, RowsThatTouchAreRememberedAsOneRange) {
+  auto rows = [&](size_t len, ptrdiff_t stride, size_t n) {
+    mw::dirty::mark_rows(reinterpret_cast<void *>(base()), len, stride, n);
+  };
+  rows(64, 64, 64);
+  ASSERT_EQ(marked(0, 8192), 4096u);
+  rows(128, 128, 32);  // the same 4096 bytes
+  EXPECT_EQ(marked(0, 8192), 4096u);
+  take(1024, 64);
+  rows(256, 256, 16);
+  EXPECT_EQ(marked(0, 8192), 4096u) << "the same range after a take";
+  rows(100, 64, 64);  // overlapping rows: 63 * 64 + 100 bytes
+  EXPECT_EQ(marked(0, 8192), 63u * 64 + 100);
+  rows(64, 64, 65);
+  EXPECT_EQ(marked(0, 8192), 65u * 64) << "one row more is another range";
+}
+
 // The application marks the same rows after each of its writes while another thread
 // takes them, fences it and reads the data, as a home serving a page does: the last
 // value written reaches the taker, whatever the marks passed over in between.
