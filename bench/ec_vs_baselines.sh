@@ -4,7 +4,8 @@
 # medians and their ratios.
 #
 #   bench/ec_vs_baselines.sh [--runs 5] [--provider shm|tcp] [--only "lock cached cold barrier grant mm"]
-#                            [--nprocs "2 4 8"] [--build DIR] [--no-pin] [--unpin-midway] [--out FILE] [--log DIR]
+#                            [--nprocs "2 4 8"] [--warmup 1] [--build DIR] [--no-pin] [--unpin-midway]
+#                            [--out FILE] [--log DIR]
 #
 # | Midway (ec_bench, mm_ec)                   | baseline                                 | target |
 # | lock hand-over, strict alternation (µs)    | fi_pingpong 8 B round trip (2 × usec/xfer)| ≤ 1.5× |
@@ -31,6 +32,10 @@
 # --unpin-midway only Midway's (mwrun --bind-to none). At P > cores every rank is unbound, and
 # Open MPI runs with --oversubscribe --mca mpi_yield_when_idle 1 (DESIGN.md's reference
 # figures were measured that way).
+# --warmup N: the lock and barrier sections first run each command N times untimed (default
+# 1): on these hosts the first run of a kind, baseline and Midway alike, took up to twice
+# as long as the rest (fi_pingpong 2.1 µs, then 0.86-0.92), which is the host waking up,
+# not the variation between runs that the max/min of the bimodal rows is about.
 # --only breakdown (not run by default) splits a 1 MiB grant's time (see below).
 # --build DIR: the build directory to measure (default build/ under the checkout).
 # MM-ec is DIR/examples/mm_ec (MM_EC=path overrides; MM_EC_ARGS are passed to it).
@@ -43,6 +48,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 build=$root/build
 runs=5
+warmup=1
 provider=shm
 only="lock cached cold barrier grant mm"
 nprocs_list="2 4 8"
@@ -58,6 +64,7 @@ usage() {
 while [[ $# -gt 0 ]]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
+    --warmup) warmup=$2; shift 2 ;;
     --provider) provider=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --nprocs) nprocs_list=$2; shift 2 ;;
@@ -71,6 +78,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ $runs =~ ^[0-9]+$ ]] && (( runs >= 1 )) || { echo "ec_vs_baselines.sh: --runs needs a positive number" >&2; exit 2; }
+[[ $warmup =~ ^[0-9]+$ ]] || { echo "ec_vs_baselines.sh: --warmup needs a number" >&2; exit 2; }
 
 case $provider in
   shm) fi_prov=shm; mw_prov=shm; mpi_net=(--mca pml ob1 --mca btl self,vader) ;;
@@ -232,7 +240,7 @@ for section in $only; do
   case $section in
   lock)
     rtt=(); ho=(); acq=(); trtt=()
-    for ((r = 0; r < runs; r++)); do
+    for ((r = 0; r < warmup + runs; r++)); do
       newlog fi_pingpong-8; read -r us _ < <(raw_pingpong 8 10000); rtt+=("$(awk -v u="${us:-}" 'BEGIN {if (u != "") print 2 * u}')")
       newlog mw-handover; ho+=("$(mw_job 2 handover_us "$ec_bench" handover 20000)")
       newlog fi_pingpong-8; read -r us _ < <(raw_pingpong 8 10000); rtt+=("$(awk -v u="${us:-}" 'BEGIN {if (u != "") print 2 * u}')")
@@ -241,6 +249,7 @@ for section in $only; do
       acq+=("$(awk -v a="$a0" -v b="${a1:-}" 'BEGIN {if (a != "" && b != "") print (a + b) / 2; else if (a != "") print a}')")
       newlog mw-transport-8; read -r us _ < <(mw_transport 8 20000); trtt+=("$(awk -v u="${us:-}" 'BEGIN {if (u != "") print 2 * u}')")
     done
+    rtt=("${rtt[@]:2*warmup}"); ho=("${ho[@]:warmup}"); acq=("${acq[@]:warmup}"); trtt=("${trtt[@]:warmup}")
     m_rtt=$(printf '%s\n' "${rtt[@]}" | median)
     runs_note "${rtt[*]}" "${ho[*]}"
     add_row "lock hand-over (µs)" "fi_pingpong RTT" "$(fmt "$m_rtt")" "$(fmt "$(printf '%s\n' "${ho[@]}" | median)")" µs le 1.5
@@ -272,13 +281,14 @@ for section in $only; do
   barrier)
     for np in $nprocs_list; do
       b=(); m=(); f=()
-      for ((r = 0; r < runs; r++)); do
+      for ((r = 0; r < warmup + runs; r++)); do
         (( have_mpi )) && newlog "mpi-barrier-$np" && b+=("$(mpi_job "$np" barrier_us "$barrier_mpi" --iters 10000)")
         newlog "mw-barrier-$np"; m+=("$(mw_job "$np" barrier_us "$ec_bench" barrier 10000)")
         # The floor at two ranks: a cache line each way between the two CPUs.
         (( np == 2 )) && [[ -x $bin/line_transfer ]] &&
           f+=("$("$bin/line_transfer" 500000 | awk -F= '/^barrier_ns=/ {print $2 / 1000}')")
       done
+      (( ${#b[@]} )) && b=("${b[@]:warmup}"); m=("${m[@]:warmup}"); (( ${#f[@]} )) && f=("${f[@]:warmup}")
       runs_note "${b[*]:-}" "${m[*]}"
       add_row "mw_barrier P=$np (µs)" "MPI_Barrier" "$(fmt "$( ((${#b[@]})) && printf '%s\n' "${b[@]}" | median)")" "$(fmt "$(printf '%s\n' "${m[@]}" | median)")" µs le 1.0
       (( ${#f[@]} )) && add_row "mw_barrier P=2 over the line floor (µs)" "line_transfer barrier" "$(fmt "$(printf '%s\n' "${f[@]}" | median)")" "$(fmt "$(printf '%s\n' "${m[@]}" | median)")" µs info -
@@ -362,7 +372,7 @@ for row in "${rows[@]}"; do
   table+=$'\n'"| $a | $b | $c | $d | $e | $f | $g |"
 done
 echo
-echo "medians of $runs alternating runs; provider $provider; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "medians of $runs alternating runs (the lock and barrier sections after $warmup untimed); provider $provider; $(nproc) cores; load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$table"
 if [[ -n $out ]]; then
   {
