@@ -92,10 +92,7 @@ void mark_once(const void *addr, size_t len) {
 
 void mark_rows_once(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-  // Rows that touch or overlap are one range (a stride the pass could not show to be
-  // the length often is: LU's contiguous blocks, FFT's butterflies).
-  if (stride > 0 && static_cast<size_t>(stride) <= len)
-    return mark_once(addr, (rows - 1) * static_cast<size_t>(stride) + len);
+  // (Rows that touch or overlap came as one range: mark_rows.)
   // Short rows of whole shadow bytes, all in the window, stored in place: a call of
   // mark() a row costs 5 ns, several times what the row's bytes do.
   const uintptr_t step = static_cast<uintptr_t>(stride);
@@ -174,8 +171,9 @@ void mark(const void *addr, size_t len) { mark_rows(addr, len, 0, 1); }
 
 void mark_rows(const void *addr, size_t len, ptrdiff_t stride, size_t rows) {
   if (rows == 0 || len == 0) return;
-  // Rows that touch or overlap are remembered as the one range they are: FFT's
-  // butterflies mark a whole row at each level, as rows of a length that doubles.
+  // Rows that touch or overlap are one range, marked and remembered as such: a stride the
+  // pass could not show to be the length often is (LU's contiguous blocks), and FFT's
+  // butterflies mark a whole row at each level as rows of a length that doubles.
   if (rows > 1 && stride > 0 && static_cast<size_t>(stride) <= len) {
     len += (rows - 1) * static_cast<size_t>(stride);
     stride = 0;
