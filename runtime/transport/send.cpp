@@ -212,8 +212,11 @@ void send_rendezvous(int dest, MsgType type, std::span<const iovec> head,
   std::vector<iovec> pieces;
   append_merged(pieces, bulk);
   blocks::Block staging;
-  const size_t in_place = pieces.size() > 1 && bulk_len / pieces.size() < kGatherBelow ? 0
-                          : pieces.size() > kMaxSegments ? kMaxSegments - 1 : pieces.size();
+  size_t in_place = pieces.size();  // pieces read where they lie; the rest gathered
+  if (pieces.size() > 1 && bulk_len / pieces.size() < kGatherBelow)
+    in_place = 0;
+  else if (pieces.size() > kMaxSegments)
+    in_place = kMaxSegments - 1;
   if (in_place < pieces.size()) {
     size_t from = 0;
     for (size_t i = 0; i < in_place; ++i) from += pieces[i].iov_len;
