@@ -231,7 +231,12 @@ MW_EXPORT void mw_fork_serve(void) {
     std::atexit(finalize_at_exit);
     return;
   }
-  while (mw::fork::Function fn = mw::fork::next()) {
+  // Where the worker waits between starts: this call (the functions it runs set their own).
+  const uint64_t serve_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  for (;;) {
+    mw::waits::t_call_pc = serve_pc;
+    mw::fork::Function fn = mw::fork::next();
+    if (!fn) break;
     mw::check::synced_unseen();
     fn();
     mw::fork::done();
@@ -248,6 +253,7 @@ MW_EXPORT void mw_fork(void (*fn)(void)) {
 
 MW_EXPORT void mw_join(void) {
   require_creator("mw_join");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::fork::join();
   mw::check::synced_unseen();
 }
@@ -262,6 +268,7 @@ MW_EXPORT void mw_sem_post(mw_sem_t *s) {
 
 MW_EXPORT void mw_sem_wait(mw_sem_t *s) {
   require_running("mw_sem_wait");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::protocol::check_object("mw_sem_wait", "semaphore", s, sizeof *s);
   mw::semaphores::wait(s);
   mw::check::synced_unseen();  // semaphores carry no clock: the checker cannot order across them
@@ -269,6 +276,7 @@ MW_EXPORT void mw_sem_wait(mw_sem_t *s) {
 
 MW_EXPORT void mw_cond_wait(mw_cond_t *c, mw_lock_t *l) {
   require_running("mw_cond_wait");
+  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::protocol::check_object("mw_cond_wait", "condition", c, sizeof *c);
   mw::semaphores::cond_wait(c, l);
   mw::check::synced_unseen();

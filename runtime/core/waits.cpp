@@ -47,6 +47,10 @@ const char *kind_name(uint32_t k) {
     case Kind::kPage: return "page";
     case Kind::kUpdateAcks: return "update acknowledgements";
     case Kind::kFinalize: return "mw_finalize";
+    case Kind::kSemaphore: return "semaphore";
+    case Kind::kCondition: return "condition variable";
+    case Kind::kFork: return "the next mw_fork";
+    case Kind::kJoin: return "mw_join: the other ranks' ends of the fork";
   }
   return "?";
 }
@@ -177,10 +181,12 @@ void detail() {
 std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
   std::string s = kind_name(r.kind);
   const auto k = static_cast<Kind>(r.kind);
-  if (k == Kind::kLock || k == Kind::kBarrier || k == Kind::kPage) s += " " + name_of(r.object, symbol, false);
+  if (k == Kind::kLock || k == Kind::kBarrier || k == Kind::kPage || k == Kind::kSemaphore ||
+      k == Kind::kCondition)
+    s += " " + name_of(r.object, symbol, false);
   if (k == Kind::kLock) s += r.mode == 2 ? " (non-exclusive)" : " (exclusive)";
   if (r.peer >= 0) {
-    const char *who = k == Kind::kPage ? "home" : "manager";
+    const char *who = k == Kind::kPage ? "home" : k == Kind::kFork ? "creator" : "manager";
     s += ", its " + std::string(who) + " rank " + std::to_string(r.peer);
   }
   if (r.pc != 0) s += ", called from " + name_of(r.pc, symbol, true);
@@ -254,6 +260,18 @@ std::string describe_deadlock(const std::vector<Snapshot> &ranks) {
       case Kind::kFinalize:
         for (size_t j = 0; j < n && stuck.empty(); j++)
           if (ranks[j].rec.kind != r.kind) stuck = "rank " + std::to_string(j) + " waits elsewhere";
+        break;
+      // Every rank waits: none will post or signal (a post on its way lands within the
+      // caller's 2 s, and a grant changes the waiter's record).
+      case Kind::kSemaphore: stuck = "no rank is left to post it"; break;
+      case Kind::kCondition: stuck = "no rank is left to signal it"; break;
+      case Kind::kFork: stuck = "rank " + std::to_string(r.peer) + " will not fork"; break;
+      case Kind::kJoin:
+        // Stuck only while a worker waits inside the forked function: one that waits
+        // for its next start has ended it (its word is on its way).
+        for (size_t j = 0; j < n && stuck.empty(); j++)
+          if (j != i && ranks[j].rec.kind != static_cast<uint32_t>(Kind::kFork))
+            stuck = "rank " + std::to_string(j) + " will not end the forked function";
         break;
       default: break;  // a page or acknowledgements: served by the peer's service thread
     }

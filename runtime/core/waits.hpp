@@ -32,6 +32,10 @@ enum class Kind : uint32_t {
   kPage,        // a page of shared data: object = the page, peer = its home
   kUpdateAcks,  // the acknowledgements of its updates (release and processor consistency)
   kFinalize,    // every other rank at mw_finalize
+  kSemaphore,   // a semaphore's post (mw_sem_wait): object = the semaphore, peer = its manager
+  kCondition,   // a condition variable's signal (mw_cond_wait): object, peer = its manager
+  kFork,        // a worker's next start (mw_fork_serve): peer = the creator, rank 0
+  kJoin,        // the workers' ends of the creator's fork (mw_join)
 };
 
 constexpr uint32_t kMagic = 0x5457574d;  // "MWWT"
@@ -106,7 +110,11 @@ uint64_t realtime_ns();
 // Given every rank's record (a rank without one: nullopt is `valid` false), says whether
 // no rank can make progress: every rank waits, and each waits for something only another
 // waiting rank can give (a lock that rank holds; a barrier a waiting rank has not reached;
-// mw_finalize while another rank waits elsewhere). Empty if progress is possible.
+// mw_finalize while another rank waits elsewhere; a semaphore's post or a condition's
+// signal, which only a running rank can make; the creator's next fork; a join while a
+// worker waits inside the forked function). Empty if progress is possible. A message
+// on its way (a post, a grant, an arrival) changes some record when it lands: the
+// caller asks again and believes an answer that has stayed the same (mwrun: 2 s).
 struct Snapshot {
   bool valid = false;
   Record rec{};

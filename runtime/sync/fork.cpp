@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "core/waits.hpp"
 #include "ec/protocol.hpp"
 #include "rc/pending_updates.hpp"
 #include "transport/transport.hpp"
@@ -107,11 +108,13 @@ void join() {
     std::lock_guard<std::mutex> g(g_mu);
     if (!g_outstanding) fatal("mw_join", "no fork is outstanding: call mw_fork first");
   }
-  if (protocol::nprocs() > 1)
+  if (protocol::nprocs() > 1) {
+    waits::Waiting waiting(waits::Kind::kJoin, 0, -1);
     transport::progress_until([] {
       std::lock_guard<std::mutex> g(g_mu);
       return g_joined >= g_expected;
     });
+  }
   std::lock_guard<std::mutex> g(g_mu);
   g_outstanding = false;
 }
@@ -126,10 +129,13 @@ void end() {
 }
 
 Function next() {
-  transport::progress_until([] {
-    std::lock_guard<std::mutex> g(g_mu);
-    return !g_starts.empty();
-  });
+  {
+    waits::Waiting waiting(waits::Kind::kFork, 0, kCreator);
+    transport::progress_until([] {
+      std::lock_guard<std::mutex> g(g_mu);
+      return !g_starts.empty();
+    });
+  }
   std::lock_guard<std::mutex> g(g_mu);
   const uint64_t fn = g_starts.front();
   g_starts.pop_front();

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "core/error.hpp"
+#include "core/waits.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
 #include "memory/symbols.hpp"
@@ -175,7 +176,8 @@ void request(const void *object, MsgType type, bool all = false) {
 
 // Sleeps until an answer of the kind `field` selects has come for object, and takes it.
 // In a job of one rank nobody else can answer: stops with `call`'s name instead.
-void await(const char *call, const char *what, const void *object, uint64_t Answers::*field) {
+void await(const char *call, const char *what, const void *object, uint64_t Answers::*field,
+           waits::Kind kind) {
   const uint64_t addr = reinterpret_cast<uint64_t>(object);
   auto arrived = [addr, field] {
     std::lock_guard<std::mutex> g(g_mu);
@@ -185,6 +187,7 @@ void await(const char *call, const char *what, const void *object, uint64_t Answ
     if (protocol::nprocs() == 1)
       fatal(call, "%s %p: would wait forever, no other rank can wake it (a job of one rank)",
             what, object);
+    waits::Waiting waiting(kind, addr, locks::manager_of(addr));
     transport::progress_until([&arrived] { return arrived(); });
   }
   std::lock_guard<std::mutex> g(g_mu);
@@ -210,7 +213,7 @@ void post(const mw_sem_t *s) {
 
 void wait(const mw_sem_t *s) {
   request(s, MsgType::kSemWait);
-  await("mw_sem_wait", "semaphore", s, &Answers::grants);
+  await("mw_sem_wait", "semaphore", s, &Answers::grants, waits::Kind::kSemaphore);
 }
 
 void cond_wait(const mw_cond_t *c, mw_lock_t *l) {
@@ -220,10 +223,10 @@ void cond_wait(const mw_cond_t *c, mw_lock_t *l) {
   // Queued before the lock goes: a signaller takes the lock after this release, so its
   // signal reaches the manager after this rank is in the queue and cannot be lost.
   request(c, MsgType::kCondWait);
-  await("mw_cond_wait", "condition", c, &Answers::queued);
+  await("mw_cond_wait", "condition", c, &Answers::queued, waits::Kind::kCondition);
   pending_updates::flush();
   locks::release(l);
-  await("mw_cond_wait", "condition", c, &Answers::wakes);
+  await("mw_cond_wait", "condition", c, &Answers::wakes, waits::Kind::kCondition);
   locks::acquire(l, MW_EXCLUSIVE);
 }
 

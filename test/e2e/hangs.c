@@ -12,8 +12,8 @@
 // BARRIERS-DAG: rank 0: rank 1 will not arrive
 // BARRIERS-DAG: rank 1: rank 0 will not arrive
 // BARRIERS: what each rank waits for:
-// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+58]]
-// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+59]]
+// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+94]]
+// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+95]]
 // BARRIERS: stopping the job
 //
 // A lock cycle: rank r holds lock r and asks for the other.
@@ -21,11 +21,36 @@
 // CYCLE: mwrun: deadlock:
 // CYCLE-DAG: rank 0: held by rank 1
 // CYCLE-DAG: rank 1: held by rank 0
-// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+56]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
-// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+57]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+92]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+93]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
 //
-// A program that waits long but makes progress is not a deadlock: rank 1 computes for
-// 3 s while rank 0 waits at the barrier.
+// A semaphore nobody posts (rank 1 waits at a barrier instead), a condition variable
+// nobody signals, a creator that joins while its worker waits inside the forked
+// function, and a creator at a barrier its workers, never forked, cannot reach.
+// RUN: not %mwrun -n 2 --timeout 60 %t semaphore 2>&1 | FileCheck %s --check-prefix=SEM
+// SEM: mwrun: deadlock:
+// SEM-DAG: rank 0: no rank is left to post it
+// SEM-DAG: rank 1: rank 0 will not arrive
+// SEM-DAG: rank 0 {{.*}}: waits for semaphore sem (0x{{[0-9a-f]+}}), its manager rank {{[01]}}, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
+// RUN: not %mwrun -n 2 --timeout 60 %t condition 2>&1 | FileCheck %s --check-prefix=COND
+// COND: mwrun: deadlock:
+// COND-DAG: rank 0: no rank is left to signal it
+// COND-DAG: rank 1: rank 0 will not arrive
+// COND-DAG: rank 0 {{.*}}: waits for condition variable cond (0x{{[0-9a-f]+}}), its manager rank {{[01]}}, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
+// RUN: not %mwrun -n 2 --timeout 60 %t fork-join 2>&1 | FileCheck %s --check-prefix=JOIN
+// JOIN: mwrun: deadlock:
+// JOIN-DAG: rank 0: rank 1 will not end the forked function
+// JOIN-DAG: rank 1: no rank is left to post it
+// JOIN-DAG: rank 0 {{.*}}: waits for mw_join: the other ranks' ends of the fork, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
+// JOIN-DAG: rank 1 {{.*}}: waits for semaphore sem (0x{{[0-9a-f]+}}), its manager rank {{[01]}}, called from worker+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
+// RUN: not %mwrun -n 2 --timeout 60 %t fork-barrier 2>&1 | FileCheck %s --check-prefix=FORK
+// FORK: mwrun: deadlock:
+// FORK-DAG: rank 0: rank 1 will not arrive
+// FORK-DAG: rank 1: rank 0 will not fork
+// FORK-DAG: rank 1 {{.*}}: waits for the next mw_fork, its creator rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
+//
+// A program that waits long but makes progress is not a deadlock: rank 0 waits 2 s at
+// a semaphore, then 2 s at the barrier, while rank 1 computes, posts, computes.
 // RUN: %mwrun -n 2 %t slow 2>&1 | FileCheck %s --check-prefix=SLOW
 // SLOW-NOT: deadlock
 // SLOW: done
@@ -57,6 +82,8 @@
 
 MW_SHARED mw_barrier_t first, second;
 MW_SHARED mw_lock_t locks[2];
+MW_SHARED mw_sem_t sem;
+MW_SHARED mw_cond_t cond;
 
 static double now(void) {
   struct timespec ts;
@@ -64,10 +91,19 @@ static double now(void) {
   return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+static void compute(double seconds) {
+  volatile unsigned long spins = 0;
+  for (double t0 = now(); now() - t0 < seconds;) spins++;
+}
+
+/* The forked function of fork-join: the worker waits for a post that never comes. */
+static void worker(void) { mw_sem_wait(&sem); }
+
 int main(int argc, char **argv) {
   mw_init(&argc, &argv);
   const int me = mw_rank();
   const char *mode = argc > 1 ? argv[1] : "";
+  if (strncmp(mode, "fork-", 5) == 0) mw_fork_serve(); /* a worker stays inside */
   if (strcmp(mode, "two-barriers") == 0) {
     if (me == 0)
       mw_barrier(&first);
@@ -80,11 +116,36 @@ int main(int argc, char **argv) {
       mw_acquire(&locks[1], MW_EXCLUSIVE);
     else
       mw_acquire(&locks[0], MW_EXCLUSIVE);
-  } else if (strcmp(mode, "slow") == 0 || strcmp(mode, "spin") == 0) {
+  } else if (strcmp(mode, "semaphore") == 0) {
+    if (me == 0)
+      mw_sem_wait(&sem);
+    else
+      mw_barrier(&first);
+  } else if (strcmp(mode, "condition") == 0) {
+    if (me == 0) {
+      mw_acquire(&locks[0], MW_EXCLUSIVE);
+      mw_cond_wait(&cond, &locks[0]);
+    } else {
+      mw_barrier(&first);
+    }
+  } else if (strcmp(mode, "fork-join") == 0) {
+    mw_fork(worker);
+    mw_join();
+  } else if (strcmp(mode, "fork-barrier") == 0) {
+    mw_barrier(&first);
+  } else if (strcmp(mode, "slow") == 0) {
     if (me == 1) {
-      if (strcmp(mode, "spin") == 0) fprintf(stderr, "hangs: rank 1 spins for 4 s\n");
-      volatile unsigned long spins = 0;
-      for (double t0 = now(); now() - t0 < 4;) spins++;
+      compute(2);
+      mw_sem_post(&sem);
+      compute(2);
+    } else {
+      mw_sem_wait(&sem);
+    }
+    mw_barrier(&first);
+  } else if (strcmp(mode, "spin") == 0) {
+    if (me == 1) {
+      fprintf(stderr, "hangs: rank 1 spins for 4 s\n");
+      compute(4);
     }
     mw_barrier(&first);
   } else if (strcmp(mode, "stop") == 0) {
