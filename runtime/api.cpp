@@ -160,6 +160,9 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   mw::check::start();  // a check build's checks (check/checker.hpp)
   mw::advise::start();  // mwrun --advise: its record (check/advisor.hpp)
   mw::trace::start(job.rank, "mw_init");  // mwrun --trace, MW_TRACE (core/trace.hpp)
+  // Read at mw_finalize; a value that is no statistics format stops the job now, not
+  // after the whole run.
+  (void)mw::settings::text(mw::settings::Id::MW_STATS);
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
   return 0;

@@ -36,6 +36,24 @@
 // SYMBOLS: U __mw_check_load
 // SYMBOLS: U __mw_check_store
 // SECTIONS: mw_sites
+//
+// Linking objects only compiles nothing: the pass's options stay off clang's command
+// line (clang warned that -mllvm -midway-polls went unused), the link flags stay on.
+// RUN: %mwcc --showme %t.o -o %t.exe | FileCheck %s --check-prefix=LINK-ONLY
+// RUN: %mwcc --showme -O2 %s -o %t.exe | FileCheck %s --check-prefix=COMPILE-AND-LINK
+// LINK-ONLY-NOT: -midway-polls
+// LINK-ONLY-NOT: -fpass-plugin
+// LINK-ONLY: .o -o {{.*}}.exe {{.*}}-lmidway
+// COMPILE-AND-LINK: -fpass-plugin={{.*}}-mllvm -midway-polls {{.*}}-lmidway
+//
+// Sanitizers whose shadow memory would lie where Midway's data does are refused, by
+// name, before clang runs; the others pass.
+// RUN: not %mwcc -fsanitize=thread -O1 -c %s -o %t.tsan.o 2>&1 | FileCheck %s --check-prefix=TSAN
+// RUN: not %mwcc -fsanitize=undefined,address -c %s -o %t.asan.o 2>&1 | FileCheck %s --check-prefix=ASAN
+// RUN: %mwcc --showme -fsanitize=undefined -c %s | FileCheck %s --check-prefix=UBSAN
+// TSAN: mwcc: -fsanitize=thread is not supported: its shadow memory lies where Midway's shared data and dirty map do
+// ASAN: mwcc: -fsanitize=address is not supported
+// UBSAN: -fsanitize=undefined
 #include <midway.h>
 
 MW_SHARED int data[16];

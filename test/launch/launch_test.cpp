@@ -257,6 +257,17 @@ TEST_F(LaunchTest, AnUnknownModelInTheEnvironmentIsRefused) {
       << r.err;
 }
 
+// Statistics are written at mw_finalize, but a format that is none stops the program at
+// mw_init: a long run must not end without the statistics it was started for.
+TEST_F(LaunchTest, AnUnknownStatisticsFormatIsRefusedAtStart) {
+  Result r = run({kProbe, "hello"}, {"MW_STATS=bogus"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("midway: mw_init: MW_STATS=bogus is not a statistics format: use table or json:FILE"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "") << "the program ran past mw_init";
+}
+
 // ---- Exit status and failing ranks ----
 
 TEST_F(LaunchTest, TheExitCodeOfAFailingRankIsTheJobs) {
