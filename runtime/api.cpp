@@ -25,6 +25,7 @@
 #include "core/signals.hpp"
 #include "core/trace.hpp"
 #include "memory/heap.hpp"
+#include "memory/symbols.hpp"
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
 #include "midway.h"
@@ -49,6 +50,18 @@ bool g_fork_serving = false;  // mw_fork_serve was called
 void require_running(const char *call) {
   if (g_state == JobState::kNotStarted) mw::fatal(call, "called before mw_init");
   if (g_state == JobState::kFinished) mw::fatal(call, "called after mw_finalize");
+}
+
+// Names of the program's data and code in this rank's own words about its wait (the
+// liveness check's), as mwrun's table gives them: `quick` for a handler's answer to a
+// ping, `lines` (addr2line runs) for an error.
+std::string name_quick(uint64_t addr, bool code) {
+  if (code) return mw::symbols::known_code(addr) ? mw::symbols::code(addr) : "";
+  return mw::symbols::known(addr) ? mw::symbols::variable(addr) : "";
+}
+std::string name_with_lines(uint64_t addr, bool code) {
+  if (code) return mw::symbols::known_code(addr) ? mw::symbols::call_site(addr) : "";
+  return mw::symbols::known(addr) ? mw::symbols::variable(addr) : "";
 }
 
 // How long mw_init waits for every rank to arrive.
@@ -143,6 +156,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   g_nprocs = job.nprocs;
   mw::waits::open(mw::settings::text(mw::settings::Id::MW_JOB_DIR), job.rank,
                   mw::bootstrap::host_name(job, job.rank).c_str());
+  mw::waits::set_symbolizers(name_quick, name_with_lines);
   mw::unmarked_calls::require_pass();
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -219,10 +220,17 @@ std::string describe_rank(int rank) {
   return text;
 }
 
-std::string describe_mine() {
+std::atomic<Symbolizer> g_quick{nullptr}, g_lines{nullptr};
+
+void set_symbolizers(Symbolizer quick, Symbolizer lines) {
+  g_quick.store(quick);
+  g_lines.store(lines);
+}
+
+std::string describe_mine(bool source_lines) {
   Record r;
   if (!g_rec || !read(*g_rec, &r)) return "unknown";
-  return describe(r);
+  return describe(r, source_lines ? g_lines.load() : g_quick.load());
 }
 
 std::string describe_deadlock(const std::vector<Snapshot> &ranks) {

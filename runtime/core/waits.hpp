@@ -99,11 +99,15 @@ void detail();
 // Another rank's wait as text, from its record in the job directory (mwrun's ranks on
 // hosts that share it), or "" where there is none to read.
 std::string describe_rank(int rank);
-// This rank's wait, as text: "lock 0x4000 (manager rank 1), since 3.2 s".
-std::string describe_mine();
 // A record's wait as text; `symbol` names an address (lock, barrier, code) or returns "".
 using Symbolizer = std::string (*)(uint64_t addr, bool code);
 std::string describe(const Record &r, Symbolizer symbol = nullptr, uint64_t now_ns = 0);
+// This rank's wait, as text: "lock locks[1] (0x4000) ..., its manager rank 1, for 3.2 s".
+// With source_lines, call sites name their line: for errors (addr2line runs a process).
+std::string describe_mine(bool source_lines = false);
+// The names describe_mine gives, from a layer that knows the executable (mw_init):
+// `quick` runs nothing (a handler's answer to a ping), `lines` adds source lines.
+void set_symbolizers(Symbolizer quick, Symbolizer lines);
 
 uint64_t realtime_ns();
 

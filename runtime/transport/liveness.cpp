@@ -47,7 +47,7 @@ constexpr long kDetailAfterNs = 300'000'000L;  // a wait this long fills in its 
 long now_ns() { return elapsed_ns(SteadyClock::time_point{}); }
 
 void on_alive(const Header &h, std::span<const std::byte>) {
-  const std::string mine = waits::describe_mine();
+  const std::string mine = waits::describe_mine();  // no source lines in a handler
   send(static_cast<int>(h.sender), MsgType::kAliveAck, mine.data(), mine.size());
 }
 
@@ -81,7 +81,7 @@ void peer_unreachable(int rank, const char *how) {
   mw::fatal("liveness",
             "rank %d (host %s) cannot be reached: %s; its host or the link to it is lost; it "
             "last said it was waiting for: %s. This rank waits for: %s",
-            rank, host_of(rank).c_str(), how, last_said(rank).c_str(), waits::describe_mine().c_str());
+            rank, host_of(rank).c_str(), how, last_said(rank).c_str(), waits::describe_mine(true).c_str());
 }
 
 void liveness_init() {
@@ -118,7 +118,7 @@ void liveness_check(long &wait_began_ns) {
                 "its host or the link to it is lost, or its process is stopped; it last "
                 "said it was waiting for: %s. This rank waits for: %s",
                 r, host_of(r).c_str(), static_cast<double>(now - since) / 1e9,
-                fab.cfg.liveness_ms / 1000, said.c_str(), waits::describe_mine().c_str());
+                fab.cfg.liveness_ms / 1000, said.c_str(), waits::describe_mine(true).c_str());
     }
     send(r, MsgType::kAlive, nullptr, 0);
   }

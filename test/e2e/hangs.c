@@ -64,7 +64,7 @@
 // STOP: mwrun: what each rank waits for:
 // STOP-NEXT: rank 0 {{.*}}: waits for barrier first {{.*}}, for {{[0-9.]+}} s
 // STOP-NEXT: rank 1 {{.*}}: not answering: its process is stopped (SIGSTOP or a debugger)
-// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: {{.*}} This rank waits for: barrier 0x
+// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: {{.*}} This rank waits for: barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
 // STOP: exit 1
 //
 // A rank spinning outside Midway is "not answering" too, while its peer waits.
