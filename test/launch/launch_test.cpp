@@ -249,23 +249,17 @@ TEST_F(LaunchTest, OptionsReachTheRanksAndTheJobDirectoryIsRemoved) {
   EXPECT_TRUE(std::regex_search(r.out, std::regex("MW_JOB_ID=\\S+"))) << r.out;
 }
 
-TEST_F(LaunchTest, AnUnknownModelInTheEnvironmentIsRefused) {
-  Result r = run({kProbe, "hello"}, {"MW_MODEL=sc"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("midway: mw_init: MW_MODEL=sc is not a consistency model: use ec"),
-            std::string::npos)
-      << r.err;
-}
-
-// Statistics are written at mw_finalize, but a format that is none stops the program at
-// mw_init: a long run must not end without the statistics it was started for.
-TEST_F(LaunchTest, AnUnknownStatisticsFormatIsRefusedAtStart) {
-  Result r = run({kProbe, "hello"}, {"MW_STATS=bogus"});
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.err.find("midway: mw_init: MW_STATS=bogus is not a statistics format: use table or json:FILE"),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.out, "") << "the program ran past mw_init";
+// A bad setting stops the program at mw_init, before it runs. MW_STATS is read only at
+// mw_finalize, but a long run must not end without the statistics it was started for.
+TEST_F(LaunchTest, AnUnknownSettingInTheEnvironmentIsRefusedAtStart) {
+  for (const auto &[setting, message] :
+       {std::pair{"MW_MODEL=sc", "MW_MODEL=sc is not a consistency model: use ec"},
+        std::pair{"MW_STATS=bogus", "MW_STATS=bogus is not a statistics format: use table or json:FILE"}}) {
+    Result r = run({kProbe, "hello"}, {setting});
+    EXPECT_NE(r.exit_code, 0) << setting;
+    EXPECT_NE(r.err.find(std::string("midway: mw_init: ") + message), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "") << setting << ": the program ran past mw_init";
+  }
 }
 
 // ---- Exit status and failing ranks ----
