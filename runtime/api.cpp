@@ -52,18 +52,6 @@ void require_running(const char *call) {
   if (g_state == JobState::kFinished) mw::fatal(call, "called after mw_finalize");
 }
 
-// Names of the program's data and code in this rank's own words about its wait (the
-// liveness check's), as mwrun's table gives them: `quick` for a handler's answer to a
-// ping, `lines` (addr2line runs) for an error.
-std::string name_quick(uint64_t addr, bool code) {
-  if (code) return mw::symbols::known_code(addr) ? mw::symbols::code(addr) : "";
-  return mw::symbols::known(addr) ? mw::symbols::variable(addr) : "";
-}
-std::string name_with_lines(uint64_t addr, bool code) {
-  if (code) return mw::symbols::known_code(addr) ? mw::symbols::call_site(addr) : "";
-  return mw::symbols::known(addr) ? mw::symbols::variable(addr) : "";
-}
-
 // How long mw_init waits for every rank to arrive.
 int startup_timeout_ms() {
   return static_cast<int>(mw::settings::number(mw::settings::Id::MW_STARTUP_TIMEOUT) * 1000);
@@ -156,7 +144,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   g_nprocs = job.nprocs;
   mw::waits::open(mw::settings::text(mw::settings::Id::MW_JOB_DIR), job.rank,
                   mw::bootstrap::host_name(job, job.rank).c_str());
-  mw::waits::set_symbolizers(name_quick, name_with_lines);
+  mw::waits::set_symbolizers(mw::symbols::wait_name_quick, mw::symbols::wait_name);
   mw::unmarked_calls::require_pass();
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);

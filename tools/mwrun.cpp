@@ -1008,13 +1008,9 @@ int merge_trace_files(const std::string &path) {
 // ---- What each rank waits for (runtime/core/waits.hpp) ----
 
 // Names of the program's code and data, and source lines of code addresses, as the
-// ranks' own errors give them (runtime/memory/symbols.hpp): read from the executable
-// only when a table is printed.
+// ranks' own errors give them (symbols::wait_name): read from the executable only when a
+// table is printed, once it is set to the ranks' executable.
 bool g_symbols_set = false;
-std::string symbolize(uint64_t addr, bool code) {
-  if (code) return mw::symbols::known_code(addr) ? mw::symbols::call_site(addr) : "";
-  return mw::symbols::known(addr) ? mw::symbols::variable(addr) : "";
-}
 
 // The ranks' wait records, mapped as they appear in the job directory.
 class Waits {
@@ -1061,18 +1057,18 @@ class Waits {
       } else if (state == 'T' || state == 't') {
         line += "not answering: its process is stopped (SIGSTOP or a debugger)";
         if (s[r].valid && s[r].rec.kind != static_cast<uint32_t>(mw::waits::Kind::kNone))
-          line += "; it was waiting for " + mw::waits::describe(s[r].rec, symbolize, now);
+          line += "; it was waiting for " + mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
       } else if (!s[r].valid) {
         line += "not answering: it has not reached mw_init";
       } else if (now > s[r].rec.alive_ns + kSilentNs) {
         line += "not answering: its runtime has not run for " +
                 fixed1(static_cast<double>(now - s[r].rec.alive_ns) / 1e9) + " s; last waiting for " +
-                mw::waits::describe(s[r].rec, symbolize, now);
+                mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
       } else if (s[r].rec.kind == static_cast<uint32_t>(mw::waits::Kind::kNone)) {
         line += "not answering: running outside Midway (computing or spinning) for " +
                 fixed1(static_cast<double>(now - std::min(now, s[r].rec.since_ns)) / 1e9) + " s";
       } else {
-        line += "waits for " + mw::waits::describe(s[r].rec, symbolize, now);
+        line += "waits for " + mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
       }
       out += (out.empty() ? "" : "\n") + line;
     }

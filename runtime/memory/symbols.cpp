@@ -180,6 +180,16 @@ std::string call_site(uintptr_t pc) {
   return line.empty() ? code(pc) : code(pc) + " at " + line;
 }
 
+std::string wait_name(uint64_t addr, bool code) {
+  if (code) return known_code(addr) ? call_site(addr) : "";
+  return known(addr) ? variable(addr) : "";
+}
+
+std::string wait_name_quick(uint64_t addr, bool code) {
+  if (code) return known_code(addr) ? symbols::code(addr) : "";
+  return known(addr) ? variable(addr) : "";
+}
+
 uintptr_t base_of(uintptr_t addr) {
   const Symbol *s = find(table().objects, addr);
   return s ? s->addr : 0;

@@ -53,4 +53,10 @@ uintptr_t base_of(uintptr_t addr);
 bool known(uintptr_t addr);
 bool known_code(uintptr_t pc);
 
+// An address named as the table of waits names it (core/waits.hpp, Symbolizer): a
+// variable, or a call site with its source line (wait_name) or without (wait_name_quick,
+// which runs no process: for a message handler); "" for what the executable does not hold.
+std::string wait_name(uint64_t addr, bool code);
+std::string wait_name_quick(uint64_t addr, bool code);
+
 }  // namespace mw::symbols

@@ -174,19 +174,21 @@ void request(const void *object, MsgType type, bool all = false) {
   transport::as_handler([&] { to(manager, type, b); });
 }
 
-// Sleeps until an answer of the kind `field` selects has come for object, and takes it.
-// In a job of one rank nobody else can answer: stops with `call`'s name instead.
-void await(const char *call, const char *what, const void *object, uint64_t Answers::*field,
-           waits::Kind kind) {
+// Sleeps until an answer of the kind `field` selects has come for object (a semaphore or
+// a condition variable, as `kind` says), and takes it. In a job of one rank nobody else
+// can answer: stops with `call`'s name instead.
+void await(const char *call, const void *object, uint64_t Answers::*field, waits::Kind kind) {
   const uint64_t addr = reinterpret_cast<uint64_t>(object);
   auto arrived = [addr, field] {
     std::lock_guard<std::mutex> g(g_mu);
     return g_answers[addr].*field > 0;
   };
   if (!arrived()) {
+    const bool sem = kind == waits::Kind::kSemaphore;
     if (protocol::nprocs() == 1)
-      fatal(call, "%s %p: would wait forever, no other rank can wake it (a job of one rank)",
-            what, object);
+      fatal(call, "%s %s: would wait forever, no other rank can wake it (a job of one rank)",
+            sem ? "semaphore" : "condition",
+            symbols::variable(addr, sem ? sizeof(mw_sem_t) : sizeof(mw_cond_t)).c_str());
     waits::Waiting waiting(kind, addr, locks::manager_of(addr));
     transport::progress_until([&arrived] { return arrived(); });
   }
@@ -213,20 +215,21 @@ void post(const mw_sem_t *s) {
 
 void wait(const mw_sem_t *s) {
   request(s, MsgType::kSemWait);
-  await("mw_sem_wait", "semaphore", s, &Answers::grants, waits::Kind::kSemaphore);
+  await("mw_sem_wait", s, &Answers::grants, waits::Kind::kSemaphore);
 }
 
 void cond_wait(const mw_cond_t *c, mw_lock_t *l) {
   if (!locks::held_exclusive("mw_cond_wait", l))
-    fatal("mw_cond_wait", "lock %p is not held exclusively by this rank: acquire it "
-          "(MW_EXCLUSIVE) before waiting on condition %p", static_cast<void *>(l), c);
+    fatal("mw_cond_wait", "lock %s is not held exclusively by this rank: acquire it "
+          "(MW_EXCLUSIVE) before waiting on condition %s", symbols::variable(l, sizeof *l).c_str(),
+          symbols::variable(c, sizeof *c).c_str());
   // Queued before the lock goes: a signaller takes the lock after this release, so its
   // signal reaches the manager after this rank is in the queue and cannot be lost.
   request(c, MsgType::kCondWait);
-  await("mw_cond_wait", "condition", c, &Answers::queued, waits::Kind::kCondition);
+  await("mw_cond_wait", c, &Answers::queued, waits::Kind::kCondition);
   pending_updates::flush();
   locks::release(l);
-  await("mw_cond_wait", "condition", c, &Answers::wakes, waits::Kind::kCondition);
+  await("mw_cond_wait", c, &Answers::wakes, waits::Kind::kCondition);
   locks::acquire(l, MW_EXCLUSIVE);
 }
 
