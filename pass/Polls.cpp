@@ -37,7 +37,7 @@
 //      daxpy) keep none: a count in every inner loop cost LU at one rank a
 //      fifth of its time.
 // Functions without loops get no poll; the runtime's functions (exempt from
-// the pass) none either. Nothing here runs unless -midway-polls is given.
+// the pass) none either. -midway-polls=false turns them off (mwcc -fno-midway-polls).
 //
 // Polls are planned while the loops are as analysed (planPolls, during the
 // pass's "choose" step) and inserted last (insertPolls), after the marks and
@@ -64,7 +64,7 @@ static cl::opt<bool> ClPolls(
     "midway-polls",
     cl::desc("Poll for messages to this rank at loop back-edges (needs a "
              "runtime with __mw_poll; see midway.h)"),
-    cl::init(false), cl::cat(MidwayCategory));
+    cl::init(true), cl::cat(MidwayCategory));
 
 static cl::opt<unsigned> ClPollBudget(
     "midway-poll-budget",

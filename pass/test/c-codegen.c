@@ -1,5 +1,5 @@
 // What a mark costs in x86-64 code at -O2.
-// RUN: %clang_mw --target=x86_64-unknown-linux-gnu -O2 -S -o - %s | FileCheck %s
+// RUN: %clang_mw -fplugin=%plugin --target=x86_64-unknown-linux-gnu -mllvm -midway-polls=false -O2 -S -o - %s | FileCheck %s
 
 #include <midway.h>
 

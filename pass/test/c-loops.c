@@ -2,8 +2,8 @@
 // once after the loop (a row-major 2-D array is one range, even in a matrix
 // multiply), nothing inside; conditional stores keep per-store marks. At -O0 the
 // induction variables live in memory, so every store keeps its own mark.
-// RUN: %clang_mw -O2 -S -emit-llvm -o - %s | FileCheck %s
-// RUN: %clang_mw -O0 -S -emit-llvm -o - %s | FileCheck %s --check-prefix=O0
+// RUN: %clang_mw -fplugin=%plugin -mllvm -midway-polls=false -O2 -S -emit-llvm -o - %s | FileCheck %s
+// RUN: %clang_mw -fplugin=%plugin -mllvm -midway-polls=false -O0 -S -emit-llvm -o - %s | FileCheck %s --check-prefix=O0
 
 #include <midway.h>
 

@@ -2,8 +2,8 @@
 ; known when it exits, is marked once on its exit edge instead of after every
 ; store; the mark is made only if every iteration ran and covers exactly the
 ; bytes written. Everything else keeps its per-store marks.
-; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
-; RUN: %opt -passes=midway-instrument -midway-loop-ranges=false -S %s \
+; RUN: %opt -passes=midway-instrument -midway-polls=false -S %s | FileCheck %s
+; RUN: %opt -passes=midway-instrument -midway-polls=false -midway-loop-ranges=false -S %s \
 ; RUN:   | FileCheck %s --check-prefix=NORANGES
 
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"

@@ -1,15 +1,15 @@
-; Polls at loop back-edges (-midway-polls): one atomic load of the word at
+; Polls at loop back-edges (-midway-polls, on by default): one atomic load of the word at
 ; MW_POLL_WORD (0x3FFFF000) and a branch, predicted not taken, to __mw_poll.
 ; Where: a loop that contains loops polls on its back-edge; an innermost loop
 ; polls only if no loop of its function contains it, or if it scatters (stores
 ; through an address that does not step with it), and then every
 ; -midway-poll-budget iterations, unless its trip count is at most the budget.
 ; Nowhere else: not in other loops nested in a loop, not in functions without loops,
-; not in the runtime, not without -midway-polls or with -midway-instrument=false.
-; RUN: %opt -passes=midway-instrument -midway-polls -S %s | FileCheck %s
+; not in the runtime, not with -midway-polls=false or -midway-instrument=false.
+; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s
 ; RUN: %opt -passes=midway-instrument -midway-polls -stats -disable-output %s 2>&1 \
 ; RUN:   | FileCheck %s --check-prefix=STATS
-; RUN: %opt -passes=midway-instrument -S %s | FileCheck %s --check-prefix=OFF
+; RUN: %opt -passes=midway-instrument -midway-polls=false -S %s | FileCheck %s --check-prefix=OFF
 ; RUN: %opt -passes=midway-instrument -midway-polls -midway-instrument=false -S %s \
 ; RUN:   | FileCheck %s --check-prefix=OFF
 ; The poll goes on the back-edge after a check build's checks split the loop's

@@ -8,6 +8,8 @@
 // RUN: clang-19 -no-pie %t.o -Wl,-T,%midway_lib/midway.ld %midway_lib/midway_exe.o \
 // RUN:   -L%midway_lib -Wl,-rpath,%midway_lib -lmidway -o %t
 // RUN: %t | FileCheck %s --check-prefix=MARKED
+// The pass's defaults are mwcc's: loops poll (mwcc_flags.c).
+// RUN: llvm-nm %t.o | FileCheck %s --check-prefix=POLLS
 // A knob takes effect: with the pass switched off, nothing is compiled by it, and mw_init
 // refuses the program (misuse_no_pass.c).
 // RUN: clang-19 -O2 -fpass-plugin=%midway_lib/MidwayInstrument.so -fplugin=%midway_lib/MidwayInstrument.so \
@@ -21,6 +23,7 @@
 // mwcc --showme:link prints the same link flags.
 // RUN: %mwcc --showme:link | FileCheck %s --check-prefix=LINK
 // MARKED: dirty bytes: 4
+// POLLS: U __mw_poll
 // OFF: midway: mw_init: this program was linked with mwcc's flags, but none of its code was compiled by the Midway pass
 // UNKNOWN: Unknown command line argument '-midway-instrument=false'
 // LINK: -no-pie -Wl,-T,{{.*}}/lib/midway.ld {{.*}}/lib/midway_exe.o {{.*}}-lmidway
@@ -31,6 +34,9 @@ MW_SHARED int data[16];
 
 int main(int argc, char **argv) {
   mw_init(&argc, &argv);
+  mw_dirty_clear(data, sizeof data);
+  data[argc] = 42;
+  for (int i = 0; i < argc * 1000; i++) data[i % 16] += i; /* a loop, which polls */
   mw_dirty_clear(data, sizeof data);
   data[argc] = 42;
   printf("dirty bytes: %zu\n", mw_dirty_count(data, sizeof data));
