@@ -395,8 +395,31 @@ MW_EXPORT void mw_release(mw_lock_t *l) {
   mw::advise::on_release(l);
   mw::locks::release(l);
 }
+// A start-up binding must come before any rank writes the data: the writes made before
+// it travel as release consistency sends them, to the pages' copysets, not with the lock,
+// and a rank that never held a page takes its initial image at the binding. Refused,
+// rather than leaving the other ranks with stale data (test/e2e/bind_after_writes.c). Not
+// for a binding changed under the lock held exclusively, which travels with the lock.
+static void check_start_up_binding(const char *call, const char *what, const std::string &guard,
+                                   const void *addr, size_t len) {
+  if (!addr || len == 0 || !mw::window::is_shared(addr, len)) return;  // the binding says why
+  const std::string lost = mw::copysets::written_before_binding(addr, len);
+  if (lost.empty()) return;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  mw::fatal(call,
+            "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s, and those writes would "
+            "not reach the ranks that take the data from the %s. Bind shared data before any "
+            "rank writes it, then write it %s",
+            mw::protocol::data_name(a, len).c_str(), static_cast<unsigned long>(a), len, what,
+            guard.c_str(), lost.c_str(), what,
+            std::string(what) == "lock" ? "holding the lock MW_EXCLUSIVE" : "between crossings");
+}
+
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_bind");
+  mw::protocol::check_object("mw_bind", "lock", l, sizeof *l);
+  if (mw::locks::held_mode(l) != MW_EXCLUSIVE)
+    check_start_up_binding("mw_bind", "lock", mw::protocol::lock_name(l), addr, len);
   mw::locks::bind(l, addr, len);
   mw::check::note_binding(l, addr, len, __builtin_return_address(0));
 }
@@ -416,6 +439,8 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
   require_running("mw_barrier_bind");
+  mw::protocol::check_object("mw_barrier_bind", "barrier", b, sizeof *b);
+  check_start_up_binding("mw_barrier_bind", "barrier", mw::protocol::barrier_name(b), addr, len);
   mw::barriers::bind(b, addr, len);
   mw::check::note_binding(b, addr, len, __builtin_return_address(0));
 }

@@ -719,6 +719,22 @@ void bound(const void *p, size_t len) {
   }
 }
 
+std::string written_before_binding(const void *p, size_t len) {
+  if (!g_enabled || protocol::model() != protocol::Model::kEntry) return "";
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + len;
+  window::commit_marks(a, b);
+  if (dirty::next(a, b, true) < b) return "this rank has written to it";
+  std::lock_guard<std::mutex> g(g_mu);
+  for (uintptr_t page = (a + g_page - 1) / g_page * g_page; page + g_page <= b; page += g_page) {
+    if (home_of(page) != g_me) continue;
+    auto it = g_info.find(page);
+    if (it != g_info.end() && it->second.written)
+      return "it has been written since the job began (this rank is the home of " +
+             protocol::page_object(page) + ", which holds the writes released to it)";
+  }
+  return "";
+}
+
 void place_entry(uintptr_t p, size_t len) {
   if (!g_enabled) return;
   for (uintptr_t page = page_of(p); page < p + len; page += g_page) {

@@ -44,6 +44,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/bindings.hpp"
@@ -82,6 +83,17 @@ size_t page_size();
 // a copyset page whose bound bytes are left out of its updates. (The entry-consistency
 // layer calls it through protocol::PageHooks, which init sets.)
 void bound(const void *p, size_t len);
+
+// What a start-up binding of [p, p+len) would lose, or "": the writes made to it so far,
+// which travel as release consistency has them (to a page's copyset, at a release) and
+// not with the lock. A grant carries only what was written under its lock, and a rank
+// that never held a page takes its initial image at the binding. So a start-up binding
+// is refused when this rank has marks in the range (writes not yet taken by a flush, or
+// never sent: a page nobody else held), or is the
+// home of a page the range covers whole that has been written since the job began (by
+// any rank, released to it). Bytes of a page bound only in part are checked for this
+// rank's own writes only. Application thread.
+std::string written_before_binding(const void *p, size_t len);
 
 // A grant's data lands on [p, p+len): makes its pages present with no fetch (entry
 // consistent). Lock-free apart from window::commit; safe in a placer. (Called through
