@@ -173,6 +173,12 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  // A lock still held here is never granted again: a rank that asks for it would wait
+  // forever, and the data written under it since its last release goes nowhere.
+  for (const auto &[lock, mode] : mw::locks::held_locks())
+    mw::fatal("mw_finalize", "lock %s is still held by this rank (%s): release every lock before mw_finalize",
+              mw::protocol::lock_name(reinterpret_cast<void *>(lock)).c_str(),
+              mode == MW_EXCLUSIVE ? "exclusive" : "non-exclusive");
   if (g_fork_serving && mw::g_rank == 0) mw::fork::end();  // the workers finalize too
   mw::check::stop();
   mw::pending_updates::finish();  // the last updates reach their copysets
@@ -342,8 +348,8 @@ MW_EXPORT void __mw_before_syscall(const void *addr, size_t len, int kernel_writ
 MW_EXPORT void mw_written(const void *addr, size_t len) {
   if (len == 0) return;
   if (!addr || !mw::window::is_shared(addr, len))
-    mw::fatal("mw_written", "[%p, +%zu) is not in shared memory: give MW_SHARED data or memory "
-              "from mw_malloc", addr, len);
+    mw::fatal("mw_written", "%s is not in shared memory: give MW_SHARED data or memory from mw_malloc",
+              mw::symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str());
   mw::dirty::mark(addr, len);
 }
 
@@ -467,8 +473,8 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
     mw::fatal("mw_processor_consistent", "flush interval 0 for [%p, +%zu): give a number of "
               "microseconds greater than 0", addr, len);
   if (len == 0 || !addr || !mw::window::contains(addr, len))
-    mw::fatal("mw_processor_consistent", "[%p, +%zu) is not in shared memory: give MW_SHARED data "
-              "or memory from mw_malloc", addr, len);
+    mw::fatal("mw_processor_consistent", "%s is not in shared memory: give MW_SHARED data or memory "
+              "from mw_malloc", mw::symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str());
   mw::pending_updates::flush();  // releases before may have left updates pending (flush_release)
   mw::copysets::processor_consistent(addr, len, flush_interval_us);
   mw::pending_updates::start_flusher();
@@ -477,8 +483,8 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
 MW_EXPORT void mw_discard(const void *addr, size_t len) {
   require_running("mw_discard");
   if (len == 0 || !addr || !mw::window::is_shared(addr, len))
-    mw::fatal("mw_discard", "[%p, +%zu) is not in shared memory: give MW_SHARED data or memory "
-              "from mw_malloc", addr, len);
+    mw::fatal("mw_discard", "%s is not in shared memory: give MW_SHARED data or memory from mw_malloc",
+              mw::symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str());
   if (g_nprocs == 1) return;  // every copy is the only one
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   mw::Bindings drop = mw::locks::discard(a, a + len);

@@ -247,7 +247,7 @@ int parse_count(const char *flag, std::string_view v, int max) {
 // An option's value that becomes a setting, checked by the runtime's own parser.
 std::string checked(const char *flag, mw::settings::Id id, const std::string &v) {
   if (mw::settings::check(id, v))
-    usage_error("%s takes %s, not '%s'", flag, mw::settings::listed(id).c_str(), v.c_str());
+    usage_error("%s takes %s, not '%s'", flag, mw::settings::values(id).c_str(), v.c_str());
   return v;
 }
 
@@ -1065,7 +1065,9 @@ class Waits {
                 fixed1(static_cast<double>(now - s[r].rec.alive_ns) / 1e9) + " s; last waiting for " +
                 mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
       } else if (s[r].rec.kind == static_cast<uint32_t>(mw::waits::Kind::kNone)) {
-        line += "not answering: running outside Midway (computing or spinning) for " +
+        // Its process's state tells a loop from a sleep (sleep(3), read(2), a mutex).
+        line += std::string("not answering: running outside Midway (") +
+                (state == 'R' ? "computing or spinning" : "blocked in a system call") + ") for " +
                 fixed1(static_cast<double>(now - std::min(now, s[r].rec.since_ns)) / 1e9) + " s";
       } else {
         line += "waits for " + mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
@@ -1169,6 +1171,7 @@ class Job {
       if (sig < 0 && errno == EINTR) continue;
       if (sig < 0 && errno == EAGAIN && scan_first) {
         next_scan = Clock::now() + kScan;
+        check_unjoined();
         auto snap = waits_.read();
         std::string why = waits_.deadlock(snap);
         if (!why.empty()) {
@@ -1350,6 +1353,10 @@ class Job {
         why = "exited with status 0 without calling mw_finalize, which the other ranks wait for";
         code = EXIT_FAILURE;
       } else {
+        if (!dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r))) {
+          unjoined_.emplace_back(r, pid);
+          check_unjoined();
+        }
         continue;
       }
       say("rank %d (pid %d) %s%s", r, static_cast<int>(pid), why.c_str(),
@@ -1357,6 +1364,23 @@ class Job {
       fail(code);
       stop(SIGTERM);
     }
+  }
+
+  // A rank that exited 0 without calling mw_init leaves the others waiting in theirs
+  // (MW_STARTUP_TIMEOUT, then a message about a rank that starts slowly). Once another
+  // rank has joined the job, it stops at once. (A job none of whose ranks calls mw_init,
+  // a program's --help, is not one.)
+  void check_unjoined() {
+    if (unjoined_.empty() || stopping_) return;
+    for (int r = 0; r < o_.nprocs; ++r)
+      if (dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r))) {
+        const auto [rank, pid] = unjoined_.front();
+        say("rank %d (pid %d) exited with status 0 without calling mw_init, which rank %d waits "
+            "for%s", rank, static_cast<int>(pid), r, alive_ > 0 ? "; stopping the job" : "");
+        fail(EXIT_FAILURE);
+        stop(SIGTERM);
+        return;
+      }
   }
 
   void fail(int code) {
@@ -1376,6 +1400,7 @@ class Job {
   std::vector<pid_t> pids_;  // by rank
   Waits waits_;
   int alive_ = 0;            // ranks not yet reaped
+  std::vector<std::pair<int, pid_t>> unjoined_;  // ranks that exited 0 before mw_init
   pid_t pgid_ = 0;           // the ranks' process group: rank 0's pid
   bool stopping_ = false;
   std::optional<Clock::time_point> kill_at_;  // when stopping: SIGKILL to the stragglers

@@ -212,8 +212,10 @@ std::string heap_datum(uintptr_t a) {
   if (heap::block_of(a, &block, &size, &caller))
     return "offset " + std::to_string(a - block) + " of mw_malloc(" + std::to_string(size) +
            ") (called from " + symbols::call_site(caller) + ")";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%#" PRIxPTR " (heap memory allocated by another rank)", a);
+  // Only the allocating rank knows its blocks; the address says which rank that is.
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "%#" PRIxPTR " (in a block of mw_malloc memory rank %d allocated)", a,
+                heap::owner_of(a));
   return buf;
 }
 

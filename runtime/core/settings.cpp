@@ -109,7 +109,18 @@ uint64_t hex64(Id id, const char *call) {
   return std::strtoull(v.c_str(), nullptr, 16);
 }
 
-std::string listed(Id id) { return listed(info(id).choices); }
+std::string values(Id id) {
+  const Setting &s = info(id);
+  switch (s.type) {
+    case Type::kInt:
+      return std::string("a whole number") + (*s.unit ? std::string(" of ") + s.unit : "") + " from " +
+             std::to_string(s.min) + " to " + std::to_string(s.max);
+    case Type::kChoice: return listed(s.choices);
+    case Type::kHex64: return "16 hexadecimal digits";
+    case Type::kText: break;
+  }
+  return "text";
+}
 
 bool is_set(Id id) { return std::getenv(info(id).name) != nullptr; }
 

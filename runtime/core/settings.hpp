@@ -51,8 +51,9 @@ std::optional<std::string> check(Id id, const std::string &value);
 std::string text(Id id, const char *call = "mw_init");
 long number(Id id, const char *call = "mw_init");  // kInt
 uint64_t hex64(Id id, const char *call = "mw_init");  // kHex64
-// The choices of a kChoice setting as a phrase: "ec, rc or pc".
-std::string listed(Id id);
+// What the setting takes, as a phrase: "ec, rc or pc", "a whole number of seconds from 0
+// to 2147483".
+std::string values(Id id);
 // Whether the variable is set (to anything, even empty).
 bool is_set(Id id);
 

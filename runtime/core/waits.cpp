@@ -180,8 +180,20 @@ void detail() {
 }
 
 std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
-  std::string s = kind_name(r.kind);
   const auto k = static_cast<Kind>(r.kind);
+  if (k == Kind::kNone) {
+    // Not waiting: the call site is that of its last wait, which has ended.
+    std::string s = "nothing: running its program, outside Midway";
+    if (r.pc != 0) s += ", since its call at " + name_of(r.pc, symbol, true) + " returned";
+    if (now_ns == 0) now_ns = realtime_ns();
+    if (r.since_ns != 0 && now_ns > r.since_ns) {
+      char b[48];
+      std::snprintf(b, sizeof b, " %.1f s ago", static_cast<double>(now_ns - r.since_ns) / 1e9);
+      s += b;
+    }
+    return s;
+  }
+  std::string s = kind_name(r.kind);
   if (k == Kind::kLock || k == Kind::kBarrier || k == Kind::kPage || k == Kind::kSemaphore ||
       k == Kind::kCondition)
     s += " " + name_of(r.object, symbol, false);

@@ -367,7 +367,10 @@ void arrive(Barrier &k, int rank, uint64_t epoch, bool final, std::vector<Run> r
   if (k.arrived == 0) {
     k.final = final;
   } else if (k.final != final) {
-    fatal(call,
+    // Named by the call this rank (the manager) made, where it has arrived: the message
+    // is printed with this rank's number.
+    const char *mine = rank == kManager ? call_of(final) : k.seen[kManager] ? call_of(k.final) : call;
+    fatal(mine,
           "barrier %s: rank %d crossed it with %s while rank(s) %s crossed it with %s (every "
           "rank must call the same one)",
           protocol::barrier_name(reinterpret_cast<void *>(k.addr)).c_str(), rank, call_of(final), ranks_that(k, true).c_str(),

@@ -148,6 +148,18 @@ void check_range(const char *call, const char *what, const void *object, const v
   const std::string name = std::string(what) == "lock" ? lock_name(object) : barrier_name(object);
   if (len == 0) fatal(call, "binding an empty range at %p to %s %s", addr, what, name.c_str());
   if (!addr) fatal(call, "binding a NULL range to %s %s", what, name.c_str());
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  if (len > UINTPTR_MAX - a)
+    fatal(call, "binding %zu bytes at %s (%p) to %s %s: the range wraps around the address space "
+          "(a negative length?)", len, data_name(a, len).c_str(), addr, what, name.c_str());
+  // A range that starts in shared data and runs past where that data ends: too long.
+  if (window::is_shared(addr, 1) && !window::is_shared(addr, len)) {
+    const uintptr_t end = a < window::layout().static_end ? window::layout().static_end : window::kEnd;
+    fatal(call, "%s [%p, %p) runs %zu bytes past the end of the %s, so it cannot be bound to %s %s: "
+          "is the length right?", data_name(a, len).c_str(), addr, static_cast<const char *>(addr) + len,
+          a + len - end, a < window::layout().static_end ? "static shared data" : "shared window",
+          what, name.c_str());
+  }
   if (!bind_range(addr, len))
     fatal(call,
           "%s [%p, %p) is not in shared memory, so it cannot be bound to %s %s: bind MW_SHARED "

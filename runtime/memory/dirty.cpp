@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "core/error.hpp"
+#include "memory/symbols.hpp"
 #include "memory/window.hpp"
 
 namespace mw::dirty {
@@ -122,10 +123,10 @@ void mark_rows_once(const void *addr, size_t len, ptrdiff_t stride, size_t rows)
 void check_shared(const char *call, const void *addr, size_t len) {
   if (!window::accessible(addr, len))
     fatal(call,
-          "range [%p, +%zu) is not shared memory (static MW_SHARED data or a live mw_malloc "
-          "block inside the window [0x%lx, 0x%lx))",
-          addr, len, static_cast<unsigned long>(window::kBase),
-          static_cast<unsigned long>(window::kEnd));
+          "%s is not shared memory (static MW_SHARED data or a live mw_malloc block inside the "
+          "window [0x%lx, 0x%lx))",
+          symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str(),
+          static_cast<unsigned long>(window::kBase), static_cast<unsigned long>(window::kEnd));
 }
 
 // Where membarrier(2) cannot be registered (a kernel before 4.14, a seccomp filter), a

@@ -136,6 +136,12 @@ std::string range(uintptr_t addr, size_t len) {
   return variable(addr);
 }
 
+std::string described_range(uintptr_t addr, size_t len) {
+  char bracket[64];
+  std::snprintf(bracket, sizeof bracket, "[0x%" PRIxPTR ", +%zu)", addr, len);
+  return known(addr) ? range(addr, len) + " " + bracket : bracket;
+}
+
 std::string code(uintptr_t pc) {
   const Symbol *s = find(table().functions, pc);
   if (!s) return hex(pc);
@@ -168,6 +174,10 @@ std::string call_line(uintptr_t pc) {
   while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
   if (line.empty() || line.find("??") != std::string::npos || line.find('\n') != std::string::npos) return "";
   line = line.substr(0, line.find(" (discriminator"));
+  // Optimized code gives line 0 ("file:?") to a call it made of several (two branches'
+  // calls merged into one): the file alone then.
+  if (line.size() > 2 && line.compare(line.size() - 2, 2, ":?") == 0) line.resize(line.size() - 2);
+  if (line.empty()) return "";
   // Relative to the working directory, as the compiler was usually given the file.
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd) && line.compare(0, std::strlen(cwd), cwd) == 0 && line[std::strlen(cwd)] == '/')

@@ -34,6 +34,10 @@ inline std::string variable(const void *p, size_t element_size = 0) {
 // variable alone (`sums` for a binding of 32 bytes of it, `cells[0]` for 4 bytes).
 std::string range(uintptr_t addr, size_t len);
 
+// A range for an error: `NAME [0x..., +len)` (NAME as range() gives it), or the bracket
+// alone where no variable holds `addr`.
+std::string described_range(uintptr_t addr, size_t len);
+
 // Byte `offset` of the variable `name` that descriptor `o` describes, as above.
 std::string element(const std::string &name, const mw_object &o, uint64_t offset);
 

@@ -65,7 +65,9 @@ void report_faults();
 // report bindings and landing data here (protocol::set_page_hooks). From here on, data
 // bound to nothing is release (or processor) consistent.
 void init();
-// Puts back the SIGSEGV disposition report_faults found; at mw_finalize.
+// At mw_finalize: from then on a fault in the window fetches nothing (the transport is
+// closed); the handler says that shared memory was touched after mw_finalize, and the
+// fault meets the disposition report_faults found.
 void stop();
 
 // Fault injection, for test/rc/kept_updates.c only (api.cpp, __mw_test_delay_joins): the

@@ -42,6 +42,9 @@ struct sigaction g_previous_segv;
 // thaw between is a real one and is reported.
 std::atomic<uintptr_t> g_retried_at{0};
 std::atomic<uint32_t> g_retried_thaws{0};
+// After mw_finalize the handler stays, to say what a fault in the window is: the job's
+// transport is closed, and a page this rank holds no copy of can no longer come.
+std::atomic<bool> g_finalized{false};
 
 }  // namespace
 
@@ -370,7 +373,10 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
   }
   const uintptr_t a = reinterpret_cast<uintptr_t>(si->si_addr);
   const bool in_window = a >= window::kBase && a < window::kEnd;
-  if (in_window && g_enabled) {
+  if (in_window && g_finalized.load(std::memory_order_relaxed)) {
+    say("segmentation fault at %p: shared memory touched after mw_finalize, on a page this "
+        "rank holds no copy of (read shared results before mw_finalize)", si->si_addr);
+  } else if (in_window && g_enabled) {
     const uintptr_t page = page_of(a);
     if (wait_thawed(page)) return;  // frozen for a moment (processor consistency): retried
     const int home = home_of(page);
@@ -442,7 +448,7 @@ void bring_in(const void *p, size_t len, bool write) {
 void stop() {
   join_delayed_joins();  // delay_joins' senders: done by now in the test that uses them
   if (!g_handler) return;
-  sigaction(SIGSEGV, &g_previous_segv, nullptr);
+  g_finalized.store(true, std::memory_order_relaxed);
 }
 
 

@@ -7,6 +7,7 @@
 // RUN: not %mwrun -n 2 %t store-shared 2>&1 | FileCheck %s --check-prefix=SHARED
 // RUN: not %mwrun -n 2 %t load-unheld 2>&1 | FileCheck %s --check-prefix=LOAD
 // RUN: not %mwrun -n 2 %t heap 2>&1 | FileCheck %s --check-prefix=HEAP
+// RUN: not %mwrun -n 2 %t heap-other 2>&1 | FileCheck %s --check-prefix=HEAP-OTHER
 // RUN: env FI_TCP_IFACE=lo not %mwrun -n 2 --provider tcp %t store-unheld 2>&1 | FileCheck %s --check-prefix=UNHELD
 // One report per (kind, site, lock), however often the access runs; every kind and
 // site reported before the exit.
@@ -30,6 +31,7 @@ MW_SHARED mw_lock_t row_lock[4];
 MW_SHARED int total;
 MW_SHARED double A[4][8];
 MW_SHARED mw_barrier_t done;
+MW_SHARED int *shared_block;
 
 static void bind_all(void) {
   mw_bind(&total_lock, &total, sizeof total);
@@ -45,7 +47,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "store-unheld") && me == 1) {
     // UNHELD: midway: check: store to lock-bound data without holding its lock (rank 1)
     // UNHELD-NEXT: store of 4 bytes to total at {{.*}}check_rules.c:[[@LINE+4]]:{{[0-9]+}} in main
-    // UNHELD-NEXT: bound to lock total_lock with total +4 bytes (mw_bind called from {{main|bind_all}}+0x{{[0-9a-f]+}} at {{.*}}check_rules.c:35)
+    // UNHELD-NEXT: bound to lock total_lock with total +4 bytes (mw_bind called from {{main|bind_all}}+0x{{[0-9a-f]+}} at {{.*}}check_rules.c:37)
     // UNHELD-NEXT: locks rank 1 holds: none
     // UNHELD: mwrun: rank 1 (pid {{[0-9]+}}) exited with status 66
     total = 42;
@@ -53,7 +55,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "store-shared") && me == 1) {
     // SHARED: midway: check: store to lock-bound data holding its lock only MW_NONEXCLUSIVE (rank 1)
     // SHARED-NEXT: store of 8 bytes to A[2][5] at {{.*}}check_rules.c:[[@LINE+4]]:{{[0-9]+}} in main
-    // SHARED-NEXT: bound to lock row_lock[2] with A[2][0] +64 bytes (mw_bind called from {{main|bind_all}}+0x{{[0-9a-f]+}} at {{.*}}check_rules.c:36)
+    // SHARED-NEXT: bound to lock row_lock[2] with A[2][0] +64 bytes (mw_bind called from {{main|bind_all}}+0x{{[0-9a-f]+}} at {{.*}}check_rules.c:38)
     // SHARED-NEXT: locks rank 1 holds: row_lock[2] (MW_NONEXCLUSIVE)
     mw_acquire(&row_lock[2], MW_NONEXCLUSIVE);
     A[2][5] += 1.0;
@@ -76,6 +78,19 @@ int main(int argc, char **argv) {
     int *volatile block = mw_malloc(64);
     mw_bind(&total_lock, block, 64);  // holding no lock yet: the start-up pattern
     block[3] = 7;
+  }
+  if (!strcmp(what, "heap-other")) {
+    // A block of another rank's: only its allocator knows its call site, but the address
+    // says which rank that is.
+    // HEAP-OTHER: midway: check: store to lock-bound data without holding its lock (rank 1)
+    // HEAP-OTHER-NEXT: store of 4 bytes to 0x{{[0-9a-f]+}} (in a block of mw_malloc memory rank 0 allocated) at {{.*}}check_rules.c:[[@LINE+6]]
+    if (me == 0) shared_block = mw_malloc(64);
+    mw_barrier(&done);
+    int *volatile block = shared_block;
+    mw_bind(&total_lock, block, 64);
+    mw_barrier(&done);
+    if (me == 1) block[3] = 7;
+    mw_barrier(&done);
   }
   if (!strcmp(what, "twice")) {
     // TWICE-COUNT-1: store to lock-bound data without holding its lock

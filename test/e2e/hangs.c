@@ -12,8 +12,8 @@
 // BARRIERS-DAG: rank 0: rank 1 will not arrive
 // BARRIERS-DAG: rank 1: rank 0 will not arrive
 // BARRIERS: what each rank waits for:
-// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+94]]
-// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+95]]
+// BARRIERS-NEXT: rank 0 (pid {{[0-9]+}}, host {{.*}}): waits for barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+102]]
+// BARRIERS-NEXT: rank 1 (pid {{[0-9]+}}, host {{.*}}): waits for barrier second (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:[[@LINE+103]]
 // BARRIERS: stopping the job
 //
 // A lock cycle: rank r holds lock r and asks for the other.
@@ -21,8 +21,8 @@
 // CYCLE: mwrun: deadlock:
 // CYCLE-DAG: rank 0: held by rank 1
 // CYCLE-DAG: rank 1: held by rank 0
-// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+92]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
-// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+93]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 0 {{.*}}: waits for lock locks[1] ({{.*}}) (exclusive), its manager rank 1, called from main{{.*}}hangs.c:[[@LINE+100]] (0x{{[0-9a-f]+}}), holding lock locks[0] (0x{{[0-9a-f]+}})
+// CYCLE-DAG: rank 1 {{.*}}: waits for lock locks[0] ({{.*}}) (exclusive), its manager rank 0, called from main{{.*}}hangs.c:[[@LINE+101]] (0x{{[0-9a-f]+}}), holding lock locks[1] (0x{{[0-9a-f]+}})
 //
 // A semaphore nobody posts (rank 1 waits at a barrier instead), a condition variable
 // nobody signals, a creator that joins while its worker waits inside the forked
@@ -64,7 +64,7 @@
 // STOP: mwrun: what each rank waits for:
 // STOP-NEXT: rank 0 {{.*}}: waits for barrier first {{.*}}, for {{[0-9.]+}} s
 // STOP-NEXT: rank 1 {{.*}}: not answering: its process is stopped (SIGSTOP or a debugger)
-// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: {{.*}} This rank waits for: barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
+// STOP: midway: liveness: rank 1 (host {{.*}}) has not answered for {{[0-9.]+}} s (MW_LIVENESS_TIMEOUT is 4 s): its host or the link to it is lost, or its process is stopped; it last said it was waiting for: nothing: running its program, outside Midway{{.*}} This rank waits for: barrier first (0x{{[0-9a-f]+}}), its manager rank 0, called from main+0x{{[0-9a-f]+}} at {{.*}}hangs.c:{{[0-9]+}}
 // STOP: exit 1
 //
 // A rank spinning outside Midway is "not answering" too, while its peer waits.
@@ -74,10 +74,18 @@
 // SPIN-NEXT: rank 0 {{.*}}: waits for barrier first
 // SPIN-NEXT: rank 1 {{.*}}: not answering: running outside Midway (computing or spinning) for {{[0-9.]+}} s
 // SPIN: exit 0
+// One asleep in a system call of its own is told apart by its process's state.
+// RUN: bash -c '%mwrun -n 2 %t sleep & for i in $(seq 200); do grep -q "rank 1 sleeps" %t.sleep && break; sleep 0.1; done; sleep 0.5; kill -USR1 $!; wait $!; echo exit $?' > %t.sleep 2>&1
+// RUN: FileCheck %s --check-prefix=SLEEP < %t.sleep
+// SLEEP: mwrun: what each rank waits for:
+// SLEEP-NEXT: rank 0 {{.*}}: waits for barrier first
+// SLEEP-NEXT: rank 1 {{.*}}: not answering: running outside Midway (blocked in a system call) for {{[0-9.]+}} s
+// SLEEP: exit 0
 #include <midway.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 MW_SHARED mw_barrier_t first, second;
@@ -146,6 +154,12 @@ int main(int argc, char **argv) {
     if (me == 1) {
       fprintf(stderr, "hangs: rank 1 spins for 4 s\n");
       compute(4);
+    }
+    mw_barrier(&first);
+  } else if (strcmp(mode, "sleep") == 0) {
+    if (me == 1) {
+      fprintf(stderr, "hangs: rank 1 sleeps for 4 s\n");
+      sleep(4);
     }
     mw_barrier(&first);
   } else if (strcmp(mode, "stop") == 0) {

@@ -592,6 +592,8 @@ TEST_F(LaunchTest, UsageErrorsNameTheProblem) {
       {{"-n", "2"}, "no program to run"},
       {{"-n", "2", "--model", "sc", kProbe}, "--model takes ec, rc or pc, not 'sc'"},
       {{"-n", "2", "--stats=xml", kProbe}, "--stats takes table or json:FILE, not 'xml'"},
+      {{"-n", "2", "--liveness", "-1", kProbe},
+       "--liveness takes a whole number of seconds from 0 to 2147483, not '-1'"},
       {{"-n", "2", "./no-such-program"},
        "cannot run './no-such-program': No such file or directory"},
       {{"-n", "2", "no-such-program-in-path"},

@@ -138,7 +138,7 @@ TEST_F(DirtyMapTest, AnySeesOneMarkAnywhereInAPageAndNothingOutside) {
 TEST_F(DirtyMapTest, CountOutsideSharedMemoryIsAnError) {
   int x = 0;
   EXPECT_DEATH(mw_dirty_count(&x, sizeof x),
-               "midway: mw_dirty_count: range \\[0x[0-9a-f]+, \\+4\\) is not shared memory.*"
+               "midway: mw_dirty_count: \\[0x[0-9a-f]+, \\+4\\) is not shared memory.*"
                "\\(rank 0\\)");
   EXPECT_DEATH(mw_dirty_clear(&x, sizeof x), "mw_dirty_clear: .* is not shared memory");
 }

@@ -84,7 +84,7 @@ int main(int argc, char **argv) {
       mw_processor_consistent(data, sizeof data, 0);
     }
     if (!strcmp(what, "pc-private")) {
-      // PC-PRIVATE: midway: mw_processor_consistent: [0x{{[0-9a-f]+}}, +4) is not in shared memory: give MW_SHARED data or memory from mw_malloc (rank 0)
+      // PC-PRIVATE: midway: mw_processor_consistent: {{.*}}private_int [0x{{[0-9a-f]+}}, +4) is not in shared memory: give MW_SHARED data or memory from mw_malloc (rank 0)
       static int private_int;
       mw_processor_consistent(&private_int, sizeof private_int, 1000);
     }
