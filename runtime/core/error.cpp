@@ -15,9 +15,14 @@ namespace {
 void print(const char *prefix, const char *call, const char *fmt, va_list ap, const char *why) {
   char msg[1024];
   std::vsnprintf(msg, sizeof msg, fmt, ap);
-  char rank[32];
+  char rank[48];
+  // Before mw_init has learned it, the rank mwrun gave (a launcher's PMIx rank is known
+  // only once mw_init has asked).
+  const char *given = std::getenv("MW_RANK");
   if (g_rank >= 0)
     std::snprintf(rank, sizeof rank, "rank %d", g_rank);
+  else if (given && *given && std::strspn(given, "0123456789") == std::strlen(given) && std::strlen(given) < 8)
+    std::snprintf(rank, sizeof rank, "rank %s", given);
   else
     std::snprintf(rank, sizeof rank, "rank not yet known");
   if (why)

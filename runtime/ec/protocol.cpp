@@ -101,6 +101,11 @@ void check_object(const char *call, const char *what, const void *object, size_t
           "%s %s is not in shared memory: a %s must be MW_SHARED or allocated with mw_malloc, "
           "so that it is the same object on every rank",
           what, symbols::variable(object).c_str(), what);
+  // Every object type of midway.h is two 8-byte words: an address between two is a cast
+  // or pointer arithmetic gone wrong, and would be taken for a new object.
+  if (a % alignof(uint64_t) != 0)
+    fatal(call, "%s %s (%#lx) is not aligned to 8 bytes, as every %s is: a cast or pointer "
+          "arithmetic slip?", what, symbols::variable(object, size).c_str(), static_cast<unsigned long>(a), what);
 }
 
 void set_page_hooks(const PageHooks &hooks) { g_hooks = hooks; }

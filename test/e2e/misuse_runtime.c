@@ -12,6 +12,7 @@
 // RUN: not %t bind-too-long 2>&1 | FileCheck %s --check-prefix=BIND-LONG
 // RUN: not %t bind-wraps 2>&1 | FileCheck %s --check-prefix=BIND-WRAPS
 // RUN: not %t bad-mode 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not %t misaligned-lock 2>&1 | FileCheck %s --check-prefix=MISALIGNED
 // RUN: not %t after-finalize 2>&1 | FileCheck %s --check-prefix=AFTER
 // RUN: not %t finalize-holding 2>&1 | FileCheck %s --check-prefix=HOLDING
 // Shared data this rank holds no copy of, read after mw_finalize: a crash that says so.
@@ -111,6 +112,10 @@ int main(int argc, char **argv) {
     mw_acquire(&guard, MW_NONEXCLUSIVE);
     mw_release(&guard);
     mw_bind(&guard, data, 4);
+  }
+  if (!strcmp(what, "misaligned-lock")) {
+    // MISALIGNED: midway: mw_acquire: lock many[1]+4 (0x{{[0-9a-f]+}}) is not aligned to 8 bytes, as every lock is: a cast or pointer arithmetic slip? (rank 0)
+    mw_acquire((mw_lock_t *)((char *)&many[1] + 4), MW_EXCLUSIVE);
   }
   if (!strcmp(what, "bad-mode")) {
     // MODE: midway: mw_acquire: lock guard: mode 7 is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE (rank 0)
