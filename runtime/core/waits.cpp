@@ -181,16 +181,15 @@ void detail() {
 
 std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
   const auto k = static_cast<Kind>(r.kind);
+  if (now_ns == 0) now_ns = realtime_ns();
+  char since[48] = "";
+  if (r.since_ns != 0 && now_ns > r.since_ns)
+    std::snprintf(since, sizeof since, "%.1f s", static_cast<double>(now_ns - r.since_ns) / 1e9);
   if (k == Kind::kNone) {
     // Not waiting: the call site is that of its last wait, which has ended.
     std::string s = "nothing: running its program, outside Midway";
     if (r.pc != 0) s += ", since its call at " + name_of(r.pc, symbol, true) + " returned";
-    if (now_ns == 0) now_ns = realtime_ns();
-    if (r.since_ns != 0 && now_ns > r.since_ns) {
-      char b[48];
-      std::snprintf(b, sizeof b, " %.1f s ago", static_cast<double>(now_ns - r.since_ns) / 1e9);
-      s += b;
-    }
+    if (*since) s += std::string(" ") + since + " ago";
     return s;
   }
   std::string s = kind_name(r.kind);
@@ -209,12 +208,7 @@ std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
     for (uint32_t i = 0; i < r.nheld && i < static_cast<uint32_t>(kMaxHeld); i++)
       s += (i ? ", " : "") + name_of(r.held[i], symbol, false);
   }
-  if (now_ns == 0) now_ns = realtime_ns();
-  if (r.since_ns != 0 && now_ns > r.since_ns) {
-    char b[48];
-    std::snprintf(b, sizeof b, ", for %.1f s", static_cast<double>(now_ns - r.since_ns) / 1e9);
-    s += b;
-  }
+  if (*since) s += std::string(", for ") + since;
   return s;
 }
 
