@@ -407,11 +407,14 @@ MW_EXPORT void mw_release(mw_lock_t *l) {
 // rather than leaving the other ranks with stale data (test/e2e/bind_after_writes.c). Not
 // for a binding changed under the lock held exclusively, which travels with the lock.
 static void check_start_up_binding(const char *call, const char *what, const std::string &guard,
-                                   const void *addr, size_t len) {
+                                   const mw::Guard &now, const void *object, const void *addr,
+                                   size_t len) {
   if (!addr || len == 0 || !mw::window::is_shared(addr, len)) return;  // the binding says why
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  // Bound to the same object already (a binding made again): its writes are that object's.
+  if (now.object == reinterpret_cast<uintptr_t>(object) && now.range.addr <= a && now.range.end() >= a + len) return;
   const std::string lost = mw::copysets::written_before_binding(addr, len);
   if (lost.empty()) return;
-  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   mw::fatal(call,
             "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s, and those writes would "
             "not reach the ranks that take the data from the %s. Bind shared data before any "
@@ -425,7 +428,9 @@ MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_bind");
   mw::protocol::check_object("mw_bind", "lock", l, sizeof *l);
   if (mw::locks::held_mode(l) != MW_EXCLUSIVE)
-    check_start_up_binding("mw_bind", "lock", mw::protocol::lock_name(l), addr, len);
+    check_start_up_binding("mw_bind", "lock", mw::protocol::lock_name(l),
+                           mw::locks::guard_of(reinterpret_cast<uintptr_t>(addr), reinterpret_cast<uintptr_t>(addr) + len),
+                           l, addr, len);
   mw::locks::bind(l, addr, len);
   mw::check::note_binding(l, addr, len, __builtin_return_address(0));
 }
@@ -446,7 +451,9 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
   require_running("mw_barrier_bind");
   mw::protocol::check_object("mw_barrier_bind", "barrier", b, sizeof *b);
-  check_start_up_binding("mw_barrier_bind", "barrier", mw::protocol::barrier_name(b), addr, len);
+  check_start_up_binding("mw_barrier_bind", "barrier", mw::protocol::barrier_name(b),
+                         mw::barriers::guard_of(reinterpret_cast<uintptr_t>(addr), reinterpret_cast<uintptr_t>(addr) + len),
+                         b, addr, len);
   mw::barriers::bind(b, addr, len);
   mw::check::note_binding(b, addr, len, __builtin_return_address(0));
 }

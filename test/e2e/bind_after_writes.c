@@ -17,6 +17,9 @@
 // page before its first touch, the unbound bytes are not kept coherent, as API.md says.)
 // RUN: %mwrun -n 3 %t bind-first 2>&1 | FileCheck %s --check-prefix=OK
 // RUN: %mwrun -n 4 %t partly 2>&1 | FileCheck %s --check-prefix=OK
+// A binding made again, to the object that guards the data already, after writes made
+// under it: those writes are that object's to carry.
+// RUN: %mwrun -n 3 %t again 2>&1 | FileCheck %s --check-prefix=OK
 // PENDING: midway: mw_bind: data ([0x{{[0-9a-f]+}}, +4096)) cannot be bound to lock data_lock at start-up: this rank has written to it, and those writes would not reach the ranks that take the data from the lock. Bind shared data before any rank writes it, then write it holding the lock MW_EXCLUSIVE (rank 0)
 // TOUCHED: midway: mw_bind: data ({{.*}}) cannot be bound to lock data_lock at start-up: this rank has written to it{{.*}} (rank 1)
 // RELEASED: mw_bind: data ({{.*}}) cannot be bound to lock data_lock at start-up: {{this rank has written to it|it has been written since the job began}}
@@ -84,6 +87,13 @@ int main(int argc, char **argv) {
     mw_acquire(&data_lock, MW_NONEXCLUSIVE);
     bad = check(data, N);
     mw_release(&data_lock);
+  } else if (!strcmp(c, "again")) {
+    for (int round = 1; round <= 3; round++) {
+      mw_barrier_bind(&bar, data, sizeof data); /* every round, the same */
+      data[me] = round;
+      mw_barrier(&bar);
+    }
+    for (int r = 0; r <= last; r++) bad |= data[r] != 3;
   } else if (!strcmp(c, "partly")) {
     if (me == last) fill(partly.unbound, N / 2); /* release consistent, and stays so */
     mw_bind(&data_lock, partly.bound, sizeof partly.bound);
