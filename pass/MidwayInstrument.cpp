@@ -2081,9 +2081,26 @@ void FunctionInstrumenter::chooseCalls() {
       continue;
     }
     if (std::optional<unsigned> Format =
-            getScanfFormatArgument(Callee->getName());
-        Format && chooseScanfCall(*CB, *Format))
-      continue;
+            getScanfFormatArgument(Callee->getName())) {
+      if (chooseScanfCall(*CB, *Format))
+        continue;
+      // A format the pass cannot read (not a constant, or with %n), of an entry
+      // point TLI does not know (__isoc99_fscanf): the arguments after the format
+      // are what it may write, not the FILE or the format, and it is the C
+      // library's, not a function mwcc built.
+      if (!MI.getLibcFunction(*Callee)) {
+        for (unsigned ArgNo = *Format + 1, E = CB->arg_size(); ArgNo != E; ++ArgNo)
+          if (ClWarnUnmarked &&
+              CB->getArgOperand(ArgNo)->getType()->isPointerTy() &&
+              !isPrivate(CB->getArgOperand(ArgNo))) {
+            warnUnmarked(*CB, "call to '" + Callee->getName() +
+                                  "' may write shared memory through argument " +
+                                  Twine(ArgNo + 1) + CannotMark);
+            break;
+          }
+        continue;
+      }
+    }
     if (std::optional<LibFunc> Func = MI.getLibcFunction(*Callee)) {
       chooseLibCall(*CB, *Func);
       continue;

@@ -259,6 +259,17 @@ MW_EXPORT void mw_fork_serve(void) {
 MW_EXPORT void mw_fork(void (*fn)(void)) {
   require_creator("mw_fork");
   if (!fn) mw::fatal("mw_fork", "fn is NULL: pass the function the other ranks run");
+  // The forked function takes no argument: what it needs reaches the workers through
+  // shared globals. A program with none was almost surely compiled without
+  // -fmidway-shared-globals (its G_MALLOC pointers are then NULL on the workers).
+  static bool told = false;
+  const mw::window::Layout &w = mw::window::layout();
+  if (!told && g_nprocs > 1 && w.static_begin == w.static_end) {
+    told = true;
+    mw::warn("mw_fork", "this program has no shared global (no MW_SHARED data): the workers see "
+             "none of what rank 0 set up but mw_malloc memory they cannot find. A program "
+             "written for threads is compiled with mwcc -fmidway-shared-globals");
+  }
   mw::fork::start(fn);
 }
 
