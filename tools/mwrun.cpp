@@ -130,9 +130,9 @@ Options:
   -h, --help               this text
   --                       end of mwrun's options
 
-A failing rank stops the job: when a rank is killed by a signal, exits non-zero, or
-exits without calling mw_finalize while others still run, mwrun says which rank and
-why, sends SIGTERM to the other ranks, then SIGKILL 2 s later. SIGINT, SIGTERM and
+A failing rank stops the job: when a rank is killed by a signal, exits non-zero,
+exits without calling mw_finalize while others still run, or exits before mw_init
+while another rank waits in it, mwrun says which rank and why, sends SIGTERM to the other ranks, then SIGKILL 2 s later. SIGINT, SIGTERM and
 SIGHUP sent to mwrun are forwarded to the ranks, which are then stopped the same way.
 SIGUSR1 sent to mwrun prints what each rank waits for, one line per rank (a lock and
 its manager, a barrier, a page and its home; the call site; the locks it holds), or
