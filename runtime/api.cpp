@@ -181,18 +181,17 @@ struct Unbound {
   mw::Range range;
 };
 static std::vector<Unbound> g_unbound;
+static bool g_unbound_told = false;  // said once: nothing more is recorded
 
 static void check_unbound() {
-  if (g_unbound.empty()) return;
-  static bool told = false;
   for (const Unbound &u : g_unbound) {
     mw::Bindings left;
     left.add(u.range.addr, u.range.len);
     auto take = [&](uintptr_t, const mw::Range &b) { left.remove(b.addr, b.len); };
     mw::locks::for_each_binding(take);
     mw::barriers::for_each_binding(take);
-    if (left.empty() || told) continue;
-    told = true;
+    if (left.empty()) continue;
+    g_unbound_told = true;
     const mw::Range &r = left.ranges().front();
     mw::warn("mw_unbind",
              "%s was unbound from lock %s and is not bound to another lock or barrier: it stays "
@@ -200,6 +199,7 @@ static void check_unbound() {
              "rank (a known limitation: docs/API.md, mw_unbind). Bind it to another lock or "
              "barrier, or free it",
              mw::symbols::described_range(r.addr, r.len).c_str(), mw::protocol::lock_name(u.lock).c_str());
+    break;
   }
   g_unbound.clear();
 }
@@ -365,7 +365,7 @@ MW_EXPORT void mw_free(void *p) {
   require_running("mw_free");
   uintptr_t base, caller;
   size_t size;
-  if (p && mw::heap::block_of(reinterpret_cast<uintptr_t>(p), &base, &size, &caller))
+  if (!g_unbound.empty() && p && mw::heap::block_of(reinterpret_cast<uintptr_t>(p), &base, &size, &caller))
     std::erase_if(g_unbound, [&](const Unbound &u) { return u.range.addr >= base && u.range.end() <= base + size; });
   mw::heap::release(p);
 }
@@ -456,38 +456,37 @@ MW_EXPORT void mw_release(mw_lock_t *l) {
 // and a rank that never held a page takes its initial image at the binding. Refused,
 // rather than leaving the other ranks with stale data (test/e2e/bind_after_writes.c). Not
 // for a binding changed under the lock held exclusively, which travels with the lock.
-static void check_start_up_binding(const char *call, const char *what, const std::string &guard,
-                                   const mw::Guard &now, const void *object, const void *addr,
+static void check_start_up_binding(const char *call, bool lock, const void *object, const void *addr,
                                    size_t len) {
   if (!addr || len == 0 || !mw::window::is_shared(addr, len)) return;  // the binding says why
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   // Bound to the same object already (a binding made again): its writes are that object's.
+  const mw::Guard now = lock ? mw::locks::guard_of(a, a + len) : mw::barriers::guard_of(a, a + len);
   if (now.object == reinterpret_cast<uintptr_t>(object) && now.range.addr <= a && now.range.end() >= a + len) return;
   const std::string lost = mw::copysets::written_before_binding(addr, len);
   if (lost.empty()) return;
+  const char *what = lock ? "lock" : "barrier";
   mw::fatal(call,
             "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s, and those writes would "
             "not reach the ranks that take the data from the %s. Bind shared data before any "
             "rank writes it, then write it %s",
             mw::protocol::data_name(a, len).c_str(), static_cast<unsigned long>(a), len, what,
-            guard.c_str(), lost.c_str(), what,
-            std::string(what) == "lock" ? "holding the lock MW_EXCLUSIVE" : "between crossings");
+            (lock ? mw::protocol::lock_name(object) : mw::protocol::barrier_name(object)).c_str(),
+            lost.c_str(), what, lock ? "holding the lock MW_EXCLUSIVE" : "between crossings");
 }
 
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_bind");
   mw::protocol::check_object("mw_bind", "lock", l, sizeof *l);
   if (mw::locks::held_mode(l) != MW_EXCLUSIVE)
-    check_start_up_binding("mw_bind", "lock", mw::protocol::lock_name(l),
-                           mw::locks::guard_of(reinterpret_cast<uintptr_t>(addr), reinterpret_cast<uintptr_t>(addr) + len),
-                           l, addr, len);
+    check_start_up_binding("mw_bind", true, l, addr, len);
   mw::locks::bind(l, addr, len);
   mw::check::note_binding(l, addr, len, __builtin_return_address(0));
 }
 MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_unbind");
   mw::locks::unbind(l, addr, len);
-  if (mw::protocol::model() == mw::protocol::Model::kEntry && g_nprocs > 1)
+  if (mw::protocol::model() == mw::protocol::Model::kEntry && g_nprocs > 1 && !g_unbound_told)
     g_unbound.push_back({l, {reinterpret_cast<uintptr_t>(addr), len}});
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
@@ -504,9 +503,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
   require_running("mw_barrier_bind");
   mw::protocol::check_object("mw_barrier_bind", "barrier", b, sizeof *b);
-  check_start_up_binding("mw_barrier_bind", "barrier", mw::protocol::barrier_name(b),
-                         mw::barriers::guard_of(reinterpret_cast<uintptr_t>(addr), reinterpret_cast<uintptr_t>(addr) + len),
-                         b, addr, len);
+  check_start_up_binding("mw_barrier_bind", false, b, addr, len);
   mw::barriers::bind(b, addr, len);
   mw::check::note_binding(b, addr, len, __builtin_return_address(0));
 }

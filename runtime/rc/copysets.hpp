@@ -91,10 +91,10 @@ void bound(const void *p, size_t len);
 // not with the lock. A grant carries only what was written under its lock, and a rank
 // that never held a page takes its initial image at the binding. So a start-up binding
 // is refused when this rank has marks in the range (writes not yet taken by a flush, or
-// never sent: a page nobody else held), or is the
-// home of a page the range covers whole that has been written since the job began (by
-// any rank, released to it). Bytes of a page bound only in part are checked for this
-// rank's own writes only. Application thread.
+// never sent: a page nobody else held), or is the home of a page the range covers whole
+// that has been written since the job began (by any rank, released to it). Bytes of a
+// page bound only in part are checked for this rank's own writes only. Application
+// thread.
 std::string written_before_binding(const void *p, size_t len);
 
 // A grant's data lands on [p, p+len): makes its pages present with no fetch (entry
