@@ -170,40 +170,6 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   return 0;
 }
 
-// Ranges mw_unbind took from a lock on this rank, not yet looked at (check_unbound). Their
-// pages stay entry consistent where they were bound: unbound data does not become release
-// consistent again (a known limitation, docs/API.md), so a write to it reaches no other
-// rank. Moving it to another lock or barrier, or freeing it, is what mw_unbind is for;
-// anything else is said, once, at this rank's next barrier, fence or mw_finalize, by then
-// the move is made. Application thread only.
-struct Unbound {
-  mw_lock_t *lock;
-  mw::Range range;
-};
-static std::vector<Unbound> g_unbound;
-static bool g_unbound_told = false;  // said once: nothing more is recorded
-
-static void check_unbound() {
-  for (const Unbound &u : g_unbound) {
-    mw::Bindings left;
-    left.add(u.range.addr, u.range.len);
-    auto take = [&](uintptr_t, const mw::Range &b) { left.remove(b.addr, b.len); };
-    mw::locks::for_each_binding(take);
-    mw::barriers::for_each_binding(take);
-    if (left.empty()) continue;
-    g_unbound_told = true;
-    const mw::Range &r = left.ranges().front();
-    mw::warn("mw_unbind",
-             "%s was unbound from lock %s and is not bound to another lock or barrier: it stays "
-             "entry consistent on the ranks that held it bound, so a write to it reaches no other "
-             "rank (a known limitation: docs/API.md, mw_unbind). Bind it to another lock or "
-             "barrier, or free it",
-             mw::symbols::described_range(r.addr, r.len).c_str(), mw::protocol::lock_name(u.lock).c_str());
-    break;
-  }
-  g_unbound.clear();
-}
-
 MW_EXPORT void mw_finalize(void) {
   require_running("mw_finalize");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
@@ -213,7 +179,6 @@ MW_EXPORT void mw_finalize(void) {
     mw::fatal("mw_finalize", "lock %s is still held by this rank (%s): release every lock before mw_finalize",
               mw::protocol::lock_name(reinterpret_cast<void *>(lock)).c_str(),
               mode == MW_EXCLUSIVE ? "exclusive" : "non-exclusive");
-  check_unbound();
   if (g_fork_serving && mw::g_rank == 0) mw::fork::end();  // the workers finalize too
   mw::check::stop();
   mw::pending_updates::finish();  // the last updates reach their copysets
@@ -363,10 +328,6 @@ MW_EXPORT void *mw_malloc_lines(size_t size, size_t line) {
 
 MW_EXPORT void mw_free(void *p) {
   require_running("mw_free");
-  uintptr_t base, caller;
-  size_t size;
-  if (!g_unbound.empty() && p && mw::heap::block_of(reinterpret_cast<uintptr_t>(p), &base, &size, &caller))
-    std::erase_if(g_unbound, [&](const Unbound &u) { return u.range.addr >= base && u.range.end() <= base + size; });
   mw::heap::release(p);
 }
 
@@ -463,9 +424,18 @@ static void check_start_up_binding(const char *call, bool lock, const void *obje
   // Bound to the same object already (a binding made again): its writes are that object's.
   const mw::Guard now = lock ? mw::locks::guard_of(a, a + len) : mw::barriers::guard_of(a, a + len);
   if (now.object == reinterpret_cast<uintptr_t>(object) && now.range.addr <= a && now.range.end() >= a + len) return;
-  const std::string lost = mw::copysets::written_before_binding(addr, len);
+  bool late = false;
+  const std::string lost = mw::copysets::written_before_binding(addr, len, &late);
   if (lost.empty()) return;
   const char *what = lock ? "lock" : "barrier";
+  if (late)
+    mw::fatal(call,
+              "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s. Make start-up "
+              "bindings on every rank before any rank first acquires the lock (a barrier after "
+              "them)",
+              mw::protocol::data_name(a, len).c_str(), static_cast<unsigned long>(a), len, what,
+              (lock ? mw::protocol::lock_name(object) : mw::protocol::barrier_name(object)).c_str(),
+              lost.c_str());
   mw::fatal(call,
             "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s, and those writes would "
             "not reach the ranks that take the data from the %s. Bind shared data before any "
@@ -478,20 +448,27 @@ static void check_start_up_binding(const char *call, bool lock, const void *obje
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_bind");
   mw::protocol::check_object("mw_bind", "lock", l, sizeof *l);
-  if (mw::locks::held_mode(l) != MW_EXCLUSIVE)
-    check_start_up_binding("mw_bind", true, l, addr, len);
+  // A binding made holding the lock carries the data with it (API.md). Until now the data
+  // was release consistent: this rank may hold no copy of its pages, or a stale one (its
+  // copy dropped when the data was unbound), and the next holders likewise. So the pages
+  // come in first, as a touch would fetch them, and the whole range is marked: the lock's
+  // next grant stamps and ships it. (Without the fetch a binder that had never touched
+  // the data read zeros, and so did every rank after it.)
+  const bool carries = mw::locks::held_mode(l) == MW_EXCLUSIVE &&
+                       mw::protocol::model() == mw::protocol::Model::kEntry && g_nprocs > 1 &&
+                       addr && len > 0 && mw::window::is_shared(addr, len);
+  if (mw::locks::held_mode(l) != MW_EXCLUSIVE) check_start_up_binding("mw_bind", true, l, addr, len);
+  if (carries) mw::copysets::bring_in(addr, len, false);
   mw::locks::bind(l, addr, len);
+  if (carries) mw::dirty::mark(addr, len);
   mw::check::note_binding(l, addr, len, __builtin_return_address(0));
 }
 MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
   require_running("mw_unbind");
   mw::locks::unbind(l, addr, len);
-  if (mw::protocol::model() == mw::protocol::Model::kEntry && g_nprocs > 1 && !g_unbound_told)
-    g_unbound.push_back({l, {reinterpret_cast<uintptr_t>(addr), len}});
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   require_running("mw_barrier");
-  check_unbound();
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   const uint64_t flushed = mw::pending_updates::flush_for_barrier(false);
   mw::locks::startup_calls_made();
@@ -509,7 +486,6 @@ MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
   require_running("mw_barrier_final");
-  check_unbound();
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   // A final crossing's flush waits for its acknowledgements: the ranks other than the
   // manager do not wait there, so nobody would wait for their updates after it.
@@ -522,7 +498,6 @@ MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
 
 MW_EXPORT void mw_fence(void) {
   require_running("mw_fence");
-  check_unbound();
   mw::pending_updates::flush();
 }
 

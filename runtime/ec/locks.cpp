@@ -592,11 +592,20 @@ void on_bindings(const Header &h, Bytes payload) {
       malformed(h, "a bound range outside the shared window", protocol::lock_object(w[0]));
     ranges.push_back({w[i], w[i + 1]});
   }
-  std::lock_guard<std::mutex> g(protocol::mu());
-  Lock &k = get(w[0]);
-  k.bindings.assign(std::move(ranges));
-  k.bind_version = w[1];
-  protocol::bindings_changed();
+  Bindings gone;  // bound to the lock here, and no longer
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    Lock &k = get(w[0]);
+    for (const Range &r : k.bindings.ranges()) gone.add(r.addr, r.len);
+    for (const Range &r : ranges) gone.remove(r.addr, r.len);
+    k.bindings.assign(std::move(ranges));
+    k.bind_version = w[1];
+    protocol::bindings_changed();
+  }
+  // Unbound by a holder while this rank still had its start-up binding to make (a
+  // binding after another rank's first acquire): the holder's UNBOUND came first, and
+  // left nothing for this rank to undo then.
+  for (const Range &r : gone.ranges()) protocol::unbound(w[0], reinterpret_cast<void *>(r.addr), r.len, false);
 }
 
 // Gives this rank's copy of the lock back to the owner that revoked it. The lock moves
@@ -877,7 +886,9 @@ Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except) {
 
 Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
   protocol::check_object(call, "lock", l, sizeof *l);
-  protocol::check_range(call, "lock", l, addr, len);
+  // An unbinding must not ready the range: that would make its pages entry consistent
+  // here again (bind_range).
+  protocol::check_range(call, "lock", l, addr, len, std::strcmp(call, "mw_unbind") != 0);
   Lock *k = record_of(call, l);
   if (k->held() != MW_EXCLUSIVE && k->ever_held.load(std::memory_order_relaxed))
     fatal(call,
@@ -917,9 +928,27 @@ void startup_calls_made() {
 
 void unbind(mw_lock_t *l, const void *addr, size_t len) {
   Lock *k = check_binder("mw_unbind", l, addr, len);
+  const bool holder = k->held() == MW_EXCLUSIVE;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+  std::vector<Range> taken;  // the bytes of the range that were bound to the lock
+  {
+    std::lock_guard<std::mutex> g(protocol::mu());
+    for (const Range &r : k->bindings.ranges())
+      if (r.addr < a + len && r.end() > a)
+        taken.push_back({std::max(r.addr, a), std::min(r.end(), a + len) - std::max(r.addr, a)});
+    k->bindings.remove(a, len);
+    if (holder) k->bind_version++;
+    protocol::bindings_changed();
+  }
+  // Outside the mutex: the holder waits there until every rank has the data.
+  for (const Range &r : taken) protocol::unbound(k->addr, reinterpret_cast<void *>(r.addr), r.len, holder);
+}
+
+void forget(uintptr_t lock, uintptr_t addr, size_t len) {
   std::lock_guard<std::mutex> g(protocol::mu());
-  k->bindings.remove(reinterpret_cast<uintptr_t>(addr), len);
-  if (k->held() == MW_EXCLUSIVE) k->bind_version++;
+  auto it = g_locks.find(lock);
+  if (it == g_locks.end()) return;
+  it->second->bindings.remove(addr, len);
   protocol::bindings_changed();
 }
 

@@ -39,6 +39,11 @@ void release(mw_lock_t *l);
 bool held_exclusive(const char *call, mw_lock_t *l);
 void bind(mw_lock_t *l, const void *addr, size_t len);
 void unbind(mw_lock_t *l, const void *addr, size_t len);
+// Another rank unbound [addr, addr+len) from `lock` while holding it (rc/unbound.cpp):
+// this rank's view of the lock's bindings drops the range now, not at its next grant
+// of the lock, so that binding the data to another lock here is not taken for an
+// overlap. (The grant still brings the lock's bindings as they are.)
+void forget(uintptr_t lock, uintptr_t addr, size_t len);
 // The application acquires or crosses a barrier: its start-up bindings so far are the
 // ones it meant to make (see "Start-up bindings compared" in locks.cpp).
 void startup_calls_made();

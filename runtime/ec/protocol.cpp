@@ -122,6 +122,10 @@ void landing(uintptr_t p, size_t len) {
   if (g_hooks.landing) g_hooks.landing(p, len);
 }
 
+void unbound(uintptr_t lock, const void *p, size_t len, bool holder) {
+  if (g_hooks.unbound) g_hooks.unbound(lock, p, len, holder);
+}
+
 namespace {
 // Bound data will be written here, by this rank or by the grants and releases that bring
 // it: its whole pages (the page layer's partly bound pages excepted) and their dirty marks
@@ -149,7 +153,7 @@ bool bind_range(const void *p, size_t len) {
 }
 
 void check_range(const char *call, const char *what, const void *object, const void *addr,
-                 size_t len) {
+                 size_t len, bool ready) {
   const std::string name = std::string(what) == "lock" ? lock_name(object) : barrier_name(object);
   if (len == 0) fatal(call, "binding an empty range at %p to %s %s", addr, what, name.c_str());
   if (!addr) fatal(call, "binding a NULL range to %s %s", what, name.c_str());
@@ -165,7 +169,7 @@ void check_range(const char *call, const char *what, const void *object, const v
           a + len - end, a < window::layout().static_end ? "static shared data" : "shared window",
           what, name.c_str());
   }
-  if (!bind_range(addr, len))
+  if (!(ready ? bind_range(addr, len) : window::is_shared(addr, len)))
     fatal(call,
           "%s [%p, %p) is not in shared memory, so it cannot be bound to %s %s: bind MW_SHARED "
           "data or memory from mw_malloc",

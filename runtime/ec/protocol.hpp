@@ -105,6 +105,11 @@ struct PageHooks {
   void (*bound)(const void *p, size_t len) = nullptr;
   // An update's data is about to land on [p, p+len) (a placer): its pages must be there.
   void (*landing)(uintptr_t p, size_t len) = nullptr;
+  // mw_unbind took [p, p+len) from `lock` on this rank: the data is bound to nothing
+  // now, release consistent again. `holder`: this rank holds the lock exclusively and
+  // so has the newest bytes, which every other rank must get (else the start-up pattern:
+  // every rank unbinds alike, before any acquires). Application thread.
+  void (*unbound)(uintptr_t lock, const void *p, size_t len, bool holder) = nullptr;
 };
 void set_page_hooks(const PageHooks &hooks);
 // A lock is about to move to another rank: this rank sends a grant, or answers a revoke.
@@ -112,8 +117,9 @@ void set_page_hooks(const PageHooks &hooks);
 // ranks a release leaves its updates pending until then (rc/pending_updates.hpp).
 void set_lock_moving_hook(void (*hook)());
 void lock_moving();
-// Calls the hook if there is one.
+// Call the hooks if there are.
 void landing(uintptr_t p, size_t len);
+void unbound(uintptr_t lock, const void *p, size_t len, bool holder);
 
 // Readies [p, p+len) to be bound to a lock or barrier on this rank; false if it is not
 // shared memory. Its dirty marks become accessible here (an owner stamps them at every
@@ -123,8 +129,9 @@ void landing(uintptr_t p, size_t len);
 // their home at first touch.
 bool bind_range(const void *p, size_t len);
 // Stops unless [addr, addr+len) can be readied; names the object it was to be bound to.
+// With `ready` (a binding), readies it (bind_range); else (mw_unbind) only checks it.
 void check_range(const char *call, const char *what, const void *object, const void *addr,
-                 size_t len);
+                 size_t len, bool ready = true);
 
 // A peer's message that breaks the protocol (a grant nobody asked for, data outside the
 // window): stops this rank naming the message, its sender, the object it is about where

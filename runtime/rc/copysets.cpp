@@ -687,9 +687,12 @@ void init() {
   transport::on(MsgType::kCopysetLeftAck, on_left_ack);
   transport::on(MsgType::kHomeOffer, on_home_offer);
   transport::on(MsgType::kHomeAnswer, on_home_answer);
+  transport::on(MsgType::kUnbound, on_unbound);
+  transport::on(MsgType::kUnboundAck, on_unbound_ack);
   protocol::PageHooks hooks;
   hooks.bound = bound;
   hooks.landing = place_entry;
+  hooks.unbound = unbound;
   protocol::set_page_hooks(hooks);
 }
 
@@ -719,7 +722,8 @@ void bound(const void *p, size_t len) {
   }
 }
 
-std::string written_before_binding(const void *p, size_t len) {
+std::string written_before_binding(const void *p, size_t len, bool *late) {
+  *late = false;
   if (!g_enabled || protocol::model() != protocol::Model::kEntry) return "";
   const uintptr_t a = reinterpret_cast<uintptr_t>(p), b = a + len;
   window::commit_marks(a, b);
@@ -728,6 +732,11 @@ std::string written_before_binding(const void *p, size_t len) {
   for (uintptr_t page = (a + g_page - 1) / g_page * g_page; page + g_page <= b; page += g_page) {
     if (home_of(page) != g_me) continue;
     auto it = g_info.find(page);
+    if (it != g_info.end() && it->second.unbound) {
+      *late = true;
+      return "another rank has already acquired the lock it was bound to and unbound it (this "
+             "rank is the home of " + protocol::page_object(page) + ")";
+    }
     if (it != g_info.end() && it->second.written)
       return "it has been written since the job began (this rank is the home of " +
              protocol::page_object(page) + ", which holds the writes released to it)";

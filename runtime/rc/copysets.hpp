@@ -30,7 +30,7 @@
 //
 // Entry-consistent pages (model ec: data bound to a lock or a barrier) are not the
 // copysets' business: a bind or a grant makes them accessible here without a fetch, and
-// their updates come with the lock. A page that is only partly bound stays a copyset
+// their updates come with the lock, until mw_unbind gives them back (rc/unbound.cpp). A page that is only partly bound stays a copyset
 // page, so that its unbound bytes stay release consistent; its bound bytes are left out
 // of its pending updates, and a fetch of the page copies only its unbound bytes (the
 // home's copy of the bound ones is no newer than what came with the lock). (If a grant's data lands on such a page before this rank has
@@ -85,6 +85,11 @@ size_t page_size();
 // a copyset page whose bound bytes are left out of its updates. (The entry-consistency
 // layer calls it through protocol::PageHooks, which init sets.)
 void bound(const void *p, size_t len);
+// mw_unbind took [p, p+len) from `lock`: its pages go back to their copysets here, and,
+// from the lock's exclusive holder, on every other rank with the holder's bytes
+// (rc/unbound.cpp). Application thread; the holder returns once every rank has them.
+// (Called through protocol::PageHooks.)
+void unbound(uintptr_t lock, const void *p, size_t len, bool holder);
 
 // What a start-up binding of [p, p+len) would lose, or "": the writes made to it so far,
 // which travel as release consistency has them (to a page's copyset, at a release) and
@@ -93,9 +98,11 @@ void bound(const void *p, size_t len);
 // is refused when this rank has marks in the range (writes not yet taken by a flush, or
 // never sent: a page nobody else held), or is the home of a page the range covers whole
 // that has been written since the job began (by any rank, released to it). Bytes of a
-// page bound only in part are checked for this rank's own writes only. Application
-// thread.
-std::string written_before_binding(const void *p, size_t len);
+// page bound only in part are checked for this rank's own writes only. `late`: not
+// writes but the data of an earlier binding, which another rank unbound holding the lock
+// (rc/unbound.cpp): this start-up binding came after that rank's first acquire.
+// Application thread.
+std::string written_before_binding(const void *p, size_t len, bool *late);
 
 // A grant's data lands on [p, p+len): makes its pages present with no fetch (entry
 // consistent). Lock-free apart from window::commit; safe in a placer. (Called through

@@ -102,6 +102,7 @@ struct Info {
   bool was_alone = false;  // the home was the only member when the join began
   bool joining_pristine = false;
   bool written = false;    // at the home: the page has changed since the job began
+  bool unbound = false;    // at the home: ... by data unbound from a lock (rc/unbound.cpp)
   bool updated_in_join = false;  // at the home: updates of the page came in during the join
   // At an allocator that is still the page's home (copysets.cpp, "homes that move to
   // their writer"): the ranks whose updates came since its last flush; the one rank that
@@ -234,5 +235,8 @@ uintptr_t checked_page(const Header &h, uint64_t page);
 
 // At the faulting rank (page_fault.cpp): the home's answer.
 void on_page_data(const Header &h, Bytes payload);
+// Data unbound by another rank, and the answers to this rank's own (unbound.cpp).
+void on_unbound(const Header &h, Bytes payload);
+void on_unbound_ack(const Header &h, Bytes payload);
 
 }  // namespace mw::copysets

@@ -43,6 +43,8 @@ constexpr stats::Kind kind_of(uint16_t type) {
     case MsgType::kCopysetLeftAck:
     case MsgType::kHomeOffer:
     case MsgType::kHomeAnswer:
+    case MsgType::kUnbound:
+    case MsgType::kUnboundAck:
       return stats::Kind::Page;
     case MsgType::kUpdate:
     case MsgType::kUpdateData:

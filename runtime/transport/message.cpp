@@ -52,6 +52,8 @@ std::string type_name(uint16_t type) {
     case MsgType::kCopysetLeftAck: return "COPYSET_LEFT_ACK";
     case MsgType::kHomeOffer: return "HOME_OFFER";
     case MsgType::kHomeAnswer: return "HOME_ANSWER";
+    case MsgType::kUnbound: return "UNBOUND";
+    case MsgType::kUnboundAck: return "UNBOUND_ACK";
     case MsgType::kUpdate: return "UPDATE";
     case MsgType::kUpdateData: return "UPDATE_DATA";
     case MsgType::kUpdateAck: return "UPDATE_ACK";

@@ -60,6 +60,8 @@ enum class MsgType : uint16_t {
   kHomeOffer,      // allocator, still the home -> a page's only other member, its writer:
                    // be the home of these pages
   kHomeAnswer,     // ... which of them it took (the others it no longer holds)
+  kUnbound,        // a lock's holder -> every other rank: data unbound from it, its bytes
+  kUnboundAck,     // ... bound to nothing here now, its bytes in place (rc/unbound.cpp)
   kUpdate,         // writer -> a page's copyset member: pending updates, in issue order
   kUpdateData,     // more of a flush's updates, ahead of kUpdate
   kUpdateAck,      // member -> writer: a release's updates are in place

@@ -155,6 +155,32 @@ TEST(Protocol, AnOfferOfAPageTheSenderDidNotAllocateStopsTheReceiver) {
                      ": a page the sender did not allocate");
 }
 
+// Data unbound from a lock (rc/unbound.cpp): the holder's bytes for a range, and the answer.
+void send_unbound(uint64_t addr, uint64_t len, size_t bytes) {
+  const uint64_t head[3] = {0x1234, addr, len};
+  std::vector<std::byte> data(bytes);
+  const iovec h{const_cast<uint64_t *>(head), sizeof head}, b{data.data(), data.size()};
+  transport::send(0, MsgType::kUnbound, std::span<const iovec>(&h, 1), std::span<const iovec>(&b, 1));
+}
+
+TEST(Protocol, UnboundDataShorterThanItsRangeStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] { send_unbound(window::kBase, 64, 32); }),
+                 "malformed UNBOUND message from rank 1 about lock 0x1234: wrong length");
+}
+
+TEST(Protocol, UnboundDataOutsideTheWindowStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] { send_unbound(0x1000, 64, 64); }),
+                 "malformed UNBOUND message from rank 1 about lock 0x1234: a range outside the shared window");
+}
+
+TEST(Protocol, AnAnswerToNoUnbindingStopsTheReceiver) {
+  expect_stopped(copyset_message_from_rank1([] {
+                   uint64_t lock = 0x1234;
+                   transport::send(0, MsgType::kUnboundAck, &lock, sizeof lock);
+                 }),
+                 "malformed UNBOUND_ACK message from rank 1: no mw_unbind of this rank waits for an answer");
+}
+
 // ---- Release consistency: copysets and pages ---------------------------------------------
 
 // A heap page nobody's partition holds here (heap::init is not called): no rank's home.
