@@ -402,6 +402,7 @@ MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
   require_running("mw_acquire");
   mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::locks::acquire(l, mode);
+  mw::copysets::join_landed();
   mw::check::acquired();
   mw::advise::on_acquire(l, mode);
 }
@@ -473,6 +474,7 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   const uint64_t flushed = mw::pending_updates::flush_for_barrier(false);
   mw::locks::startup_calls_made();
   mw::barriers::cross(b, false, flushed);
+  mw::copysets::join_landed();
   mw::pending_updates::await_barrier_updates(b);  // the other rank's, pushed without waiting
   mw::check::crossed();
   mw::advise::on_crossing(b);

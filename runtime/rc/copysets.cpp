@@ -713,10 +713,18 @@ void bound(const void *p, size_t len) {
     if (whole) {
       if (!(s & kPresent)) make_rw(page);
       set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching)) | kPresent | kEntry | kHadCopy));
+    } else if ((s & kEntry) && !(s & kMember) && home_of(page) != g_me) {
+      // Data bound elsewhere landed here before this rank made the binding (another
+      // rank's grant or crossing came first), and the page was taken for wholly bound:
+      // it is a page this rank holds no copy of with landed bytes in it, as place_entry
+      // leaves one.
+      set_state(page, static_cast<uint8_t>((s & ~kEntry) | kPartlyBound | kLanded | kHadCopy));
+      g_landed.push_back(page);
+      g_landed_count.store(g_landed.size(), std::memory_order_release);
     } else {
       // Bound and unbound bytes share the page: it stays a copyset page (fetched at its
       // first touch), and its bound bytes stay out of its pending updates.
-      set_state(page, s | kPartlyBound);
+      set_state(page, static_cast<uint8_t>((s & ~kEntry) | kPartlyBound | ((s & kEntry) ? kMember : 0)));
     }
     refresh(page);
   }
@@ -744,13 +752,28 @@ std::string written_before_binding(const void *p, size_t len, bool *late) {
   return "";
 }
 
+std::vector<uintptr_t> &g_landed = *new std::vector<uintptr_t>;
+std::atomic<size_t> g_landed_count{0};
+
 void place_entry(uintptr_t p, size_t len) {
   if (!g_enabled) return;
   for (uintptr_t page = page_of(p); page < p + len; page += g_page) {
     uint8_t s = state(page);
     if (s & kPresent) continue;
     make_rw(page);
-    set_state(page, static_cast<uint8_t>(s | kPresent | kEntry | kHadCopy));
+    if (!(s & kPartlyBound)) {
+      set_state(page, static_cast<uint8_t>(s | kPresent | kEntry | kHadCopy));
+      continue;
+    }
+    // Bound in part: its other bytes are release consistent, and this rank holds no copy
+    // of them. A fetch under way keeps the landed bytes (it copies only the unbound
+    // ones); else the application thread fetches the page at its next acquire, crossing
+    // or flush (join_landed).
+    if (s & kFetching) continue;
+    std::lock_guard<std::mutex> g(g_mu);
+    set_state(page, static_cast<uint8_t>(s | kPresent | kLanded | kHadCopy));
+    g_landed.push_back(page);
+    g_landed_count.store(g_landed.size(), std::memory_order_release);
   }
 }
 

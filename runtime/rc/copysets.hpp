@@ -33,9 +33,10 @@
 // their updates come with the lock, until mw_unbind gives them back (rc/unbound.cpp). A page that is only partly bound stays a copyset
 // page, so that its unbound bytes stay release consistent; its bound bytes are left out
 // of its pending updates, and a fetch of the page copies only its unbound bytes (the
-// home's copy of the bound ones is no newer than what came with the lock). (If a grant's data lands on such a page before this rank has
-// touched it, the page becomes entry consistent here and its unbound bytes are not kept
-// coherent on this rank: keep release-consistent data off pages bound in part.)
+// home's copy of the bound ones is no newer than what came with the lock). A grant's
+// or a barrier's data that lands on such a page before this rank has touched it is
+// written there, and the application thread fetches the page at its next acquire,
+// crossing or flush (join_landed).
 //
 // Threads. One state byte per page, read without locks (by the fault handler and the
 // statistics of a hot path); copyset views and the home's bookkeeping are under this
@@ -105,9 +106,17 @@ void unbound(uintptr_t lock, const void *p, size_t len, bool holder);
 std::string written_before_binding(const void *p, size_t len, bool *late);
 
 // A grant's data lands on [p, p+len): makes its pages present with no fetch (entry
-// consistent). Lock-free apart from window::commit; safe in a placer. (Called through
+// consistent). A page bound only in part is made present too, but its unbound bytes are
+// still to be fetched (join_landed). Safe in a placer. (Called through
 // protocol::PageHooks too.)
 void place_entry(uintptr_t p, size_t len);
+// The pages bound in part that bound data landed on while this rank held no copy of them
+// join their copysets now: fetched from their homes, which copies the unbound bytes the
+// application has not written since (those writes go with the next flush). At every
+// flush (before its marks are taken) and at the end of an acquire or a crossing, so that
+// the program reads the unbound bytes as a fetch at its first touch would have given
+// them. Application thread.
+void join_landed();
 
 // Before a system call that hands [p, p+len) to the kernel (read(2) into it, write(2)
 // from it; compiled code calls this through __mw_before_syscall): the kernel meets a page

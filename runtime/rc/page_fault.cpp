@@ -186,7 +186,7 @@ void on_page_data(const Header &h, Bytes payload) {
   learn_home(page, homed ? g_me : h.sender);
   if (g_fetch_ready.load(std::memory_order_acquire) != page) {  // not if fetch() polls, as it does
     ready(page);
-    clear_marks(page);
+    if (!(s & kLanded)) clear_marks(page);
   }
   const std::byte *bytes = payload.data();
   if (unwritten) {
@@ -199,7 +199,16 @@ void on_page_data(const Header &h, Bytes payload) {
     // initial values) is newer than the home's copy, which no lock keeps current.
     uintptr_t at = page;
     auto copy_to = [&](uintptr_t end) {
-      if (end > at) std::memcpy(reinterpret_cast<void *>(at), bytes + (at - page), end - at);
+      if (end <= at) return;
+      if (!(s & kLanded)) return (void)std::memcpy(reinterpret_cast<void *>(at), bytes + (at - page), end - at);
+      // Bound data landed here while the page was absent (place_entry), and the
+      // application may have written the unbound bytes since: those writes stay (their
+      // marks are taken at the next flush), the rest comes from the home.
+      for (uintptr_t x = dirty::next(at, end, false); x < end;) {
+        const uintptr_t y = dirty::next(x, end, true);
+        std::memcpy(reinterpret_cast<void *>(x), bytes + (x - page), y - x);
+        x = dirty::next(y, end, false);
+      }
     };
     for (const Range &r : g_bound.ranges()) {
       if (r.end() <= page) continue;
@@ -325,7 +334,9 @@ bool fetch(uintptr_t page, int home, bool write) {
         // answer, and handlers keep their updates aside while they are kFetching.
         if (ready_ahead_early()) ready_pages(page, ahead & ~uint64_t{1});
         std::lock_guard<std::mutex> g(g_mu);
-        clear_marks(page);
+        // Marks on a page that data landed on while it was absent are writes made since,
+        // newer than the home's bytes (on_page_data keeps them).
+        if (!(g_state[index_of(page)].load(std::memory_order_relaxed) & kLanded)) clear_marks(page);
         info(page);  // its entry is made here too, not in the handler
         g_fetch_ready.store(page, std::memory_order_release);
       },
@@ -442,6 +453,21 @@ void bring_in(const void *p, size_t len, bool write) {
     if (state(page) & kPresent) continue;
     const int home = home_of(page);
     if (home < 0 || home == g_me || !fetch(page, home, write)) return;
+  }
+}
+
+void join_landed() {
+  if (g_landed_count.load(std::memory_order_acquire) == 0 || !t_app) return;
+  std::vector<uintptr_t> pages;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    pages.swap(g_landed);
+    g_landed_count.store(0, std::memory_order_relaxed);
+  }
+  for (uintptr_t page : pages) {
+    const uint8_t s = state(page);
+    if ((s & (kLanded | kPresent | kMember | kFetching)) != (kLanded | kPresent)) continue;
+    fetch(page, home_of(page), true);  // keeps what this rank wrote (on_page_data)
   }
 }
 

@@ -35,6 +35,10 @@ enum : uint8_t {
   kPartlyBound = 16, // some of its bytes are bound: left out of its updates
   kHadCopy = 32,     // the page has been here before: its bytes are no longer its initial image
   kFrozen = 64,      // protected for a moment (processor consistency): a fault here waits
+  // Bound in part, and a grant's or a barrier's data landed on it while it was absent
+  // (place_entry): present, but not yet a member; until its fetch (join_landed), bytes
+  // the application marks here are newer than the home's copy of them.
+  kLanded = 128,
 };
 
 struct PageMsg {  // COPYSET_ACK, COPYSET_LEAVE
@@ -232,6 +236,11 @@ void ready(uintptr_t page);
 // one at a time (docs/PERFORMANCE.md, "First touches").
 void ready(uintptr_t begin, uintptr_t end);
 uintptr_t checked_page(const Header &h, uint64_t page);
+
+// Pages bound in part that bound data landed on while this rank held no copy of them
+// (kLanded), for join_landed (under g_mu; the count read without it).
+extern std::vector<uintptr_t> &g_landed;
+extern std::atomic<size_t> g_landed_count;
 
 // At the faulting rank (page_fault.cpp): the home's answer.
 void on_page_data(const Header &h, Bytes payload);

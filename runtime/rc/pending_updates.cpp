@@ -288,9 +288,13 @@ void flush(bool wait, bool offer) {
 }
 }  // namespace
 
-void flush() { flush(true, true); }
+void flush() {
+  copysets::join_landed();
+  flush(true, true);
+}
 
 uint64_t flush_for_barrier(bool wait_for_acks) {
+  copysets::join_landed();
   if (nothing_to_flush()) return g_flushes.load(std::memory_order_relaxed);
   const bool unacknowledged = !wait_for_acks && two_ranks_unacknowledged() && transport::shared_line(0) != nullptr;
   flush(!unacknowledged, true);
@@ -310,6 +314,7 @@ void await_barrier_updates(const void *barrier) {
 }
 
 void flush_release() {
+  copysets::join_landed();
   if (two_ranks_unacknowledged()) return;
   flush(protocol::nprocs() != 2, true);
 }
