@@ -268,9 +268,12 @@ void serve_waiting(uintptr_t page, Info &in) {
   }
 }
 
+void (*g_before_serving)() = nullptr;
+
 void on_page_request(const Header &h, Bytes payload) {
   PageRequest req = protocol::read_body<PageRequest>(h, payload);
   uintptr_t page = checked_page(h, req.page);
+  if (g_before_serving && shortest_flush_us() != 0) g_before_serving();
   const int from = req.requester < 0 ? h.sender : req.requester;
   trace::Span serving(trace::Kind::kServe, from, page);
   serving.count = static_cast<uint64_t>(__builtin_popcountll(req.ahead | 1));
@@ -557,6 +560,8 @@ void on_left_ack(const Header &h, Bytes payload) {
 
 
 size_t page_size() { return g_page; }
+
+void set_before_serving(void (*push)()) { g_before_serving = push; }
 
 void delay_joins(int to, unsigned ms) {
   std::lock_guard<std::mutex> g(g_mu);

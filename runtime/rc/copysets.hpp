@@ -162,12 +162,20 @@ size_t shared_page_count();
 void shared_pages(bool pc_only, std::vector<uintptr_t> &out);
 // The shortest flush interval of any processor-consistent page (0: none).
 unsigned shortest_flush_us();
+// `push` runs before this rank, as a home, serves a page while it has processor-
+// consistent data (under the progress role, outside this module's mutex): it pushes
+// what the flusher would (pending_updates.cpp), so that the page served, which holds
+// every write this rank made to it, reaches the requester after the writes this rank
+// issued before them on other pages.
+void set_before_serving(void (*push)());
 
 // ---- Processor consistency: issue order across locations ----
 //
 // A rank's stores to processor-consistent data reach every other rank in the order they
-// were issued. Two places need more than the marks for that, both where a thread other
-// than the application's touches the data while the application runs:
+// were issued. A page this rank serves as a home carries every store it made there, so
+// what it has not pushed of its other processor-consistent pages goes first
+// (set_before_serving). Two places need more than the marks for that, both where a
+// thread other than the application's touches the data while the application runs:
 //
 //  - The flusher thread takes marks and copies data while the application goes on
 //    writing. It first freezes the pages (read-only, kFrozen): mprotect returns after the

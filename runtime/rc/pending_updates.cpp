@@ -212,6 +212,13 @@ struct Flusher {
 };
 Flusher &g_fl = *new Flusher;
 
+// What the flusher pushes, pushed now, under the progress role.
+void push_processor_consistent() {
+  if (copysets::shared_page_count() == 0) return;
+  const blocks::Vector<uintptr_t> marked = marked_pages(true);
+  if (!marked.empty()) send_pending(marked, true, true, true);
+}
+
 void flusher() {
   std::unique_lock<std::mutex> lk(g_fl.mu);
   while (!g_fl.stopping) {
@@ -219,11 +226,7 @@ void flusher() {
     g_fl.cv.wait_for(lk, std::chrono::microseconds(us ? us : 1000));
     if (g_fl.stopping) break;
     lk.unlock();
-    if (copysets::shared_page_count() > 0) {
-      const blocks::Vector<uintptr_t> marked = marked_pages(true);
-      if (!marked.empty())
-        transport::as_handler([&] { send_pending(marked, true, true, true); });
-    }
+    transport::as_handler([] { push_processor_consistent(); });
     lk.lock();
   }
 }
@@ -254,6 +257,10 @@ void on_lock_moving() {
 void init() {
   g_applied_flush = new std::atomic<uint64_t>[static_cast<size_t>(protocol::nprocs())]{};  // never freed
   protocol::set_lock_moving_hook(on_lock_moving);
+  // A page this rank serves holds all it wrote there, and a processor-consistent page may
+  // hold writes made after others it has not pushed yet: those go first, so that the
+  // requester never sees a write without the ones issued before it.
+  copysets::set_before_serving(push_processor_consistent);
   transport::on(MsgType::kUpdate, on_update);
   transport::on(MsgType::kUpdateData, on_update_data);
   transport::on(MsgType::kUpdateAck, on_ack);
