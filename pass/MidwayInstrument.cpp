@@ -259,7 +259,8 @@ constexpr StringLiteral CannotMark =
     ", which Midway cannot mark dirty; pass it private memory and copy the "
     "result";
 constexpr StringLiteral AsmCannotMark =
-    ", which Midway cannot mark dirty; keep its stores to private memory";
+    ", which Midway cannot mark dirty; keep its stores to private memory, or call "
+    "mw_written on what it writes";
 constexpr StringLiteral AssumedCompiled =
     "; it is marked dirty only if the callee is compiled with Midway (mwcc)";
 
@@ -2229,19 +2230,22 @@ void FunctionInstrumenter::checkPointerArguments(
 /// memory clobber is a compiler barrier and stores nothing.
 void FunctionInstrumenter::checkInlineAsm(CallBase &CB) {
   const auto *IA = cast<InlineAsm>(CB.getCalledOperand());
-  unsigned ArgNo = 0;
+  unsigned ArgNo = 0;  // the call's argument: indirect outputs and inputs
+  unsigned Operand = 0;  // the asm's %N: every output, then every input
   for (const InlineAsm::ConstraintInfo &C : IA->ParseConstraints()) {
     switch (C.Type) {
     case InlineAsm::isOutput:
-      if (!C.isIndirect)
-        break;
-      if (!isPrivate(CB.getArgOperand(ArgNo)))
-        warnUnmarked(CB, "inline asm may write shared memory through operand " +
-                             Twine(ArgNo + 1) + AsmCannotMark);
-      ++ArgNo;
+      if (C.isIndirect) {
+        if (!isPrivate(CB.getArgOperand(ArgNo)))
+          warnUnmarked(CB, "inline asm may write shared memory through operand %" +
+                               Twine(Operand) + AsmCannotMark);
+        ++ArgNo;
+      }
+      ++Operand;
       break;
     case InlineAsm::isInput:
       ++ArgNo;
+      ++Operand;
       break;
     case InlineAsm::isClobber:
       if (is_contained(C.Codes, "{memory}") && !IA->getAsmString().empty())

@@ -32,8 +32,8 @@ double mantissa_local(double x, int *out) {
 // NOLOC: warning: midway: in function 'first_word': call to 'strtok' may write shared memory through argument 1
 char *first_word(void) { return strtok(words, " "); }
 
-// LOC: warning: {{.*}}c-warnings.c:[[@LINE+2]]:33: midway: inline asm may write shared memory through operand 1, which Midway cannot mark dirty; keep its stores to private memory
-// NOLOC: warning: midway: in function 'asm_store': inline asm may write shared memory through operand 1
+// LOC: warning: {{.*}}c-warnings.c:[[@LINE+2]]:33: midway: inline asm may write shared memory through operand %0, which Midway cannot mark dirty; keep its stores to private memory, or call mw_written on what it writes
+// NOLOC: warning: midway: in function 'asm_store': inline asm may write shared memory through operand %0
 void asm_store(int *p, int v) { __asm__ volatile("movl %1, %0" : "=m"(*p) : "r"(v)); }
 
 // A compiler barrier stores nothing; printing and freeing write no shared data.

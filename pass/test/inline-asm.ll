@@ -8,22 +8,22 @@
 target datalayout = "e-m:e-p270:32:32-p271:32:32-p272:64:64-i64:64-i128:128-f80:128-n8:16:32:64-S128"
 target triple = "x86_64-unknown-linux-gnu"
 
-; CHECK: warning: asm.c:3:5: midway: inline asm may write shared memory through operand 1, which Midway cannot mark dirty; keep its stores to private memory
+; CHECK: warning: asm.c:3:5: midway: inline asm may write shared memory through operand %0, which Midway cannot mark dirty; keep its stores to private memory, or call mw_written on what it writes
 define void @memory_output(ptr %p, i32 %v) !dbg !5 {
   call void asm sideeffect "movl $1, $0", "=*m,r,~{dirflag},~{fpsr},~{flags}"(ptr elementtype(i32) %p, i32 %v), !dbg !8
   ret void
 }
 
-; Operands are counted as the call's arguments: the private first output does
-; not warn, the second does; register outputs are not arguments.
-; CHECK: warning: midway: in function 'second_operand': inline asm may write shared memory through operand 2, which Midway cannot mark dirty
+; Operands are named as the asm names them (%0 the first output, the register
+; output too); the private memory output (%1) does not warn, the next one (%2) does.
+; CHECK: warning: midway: in function 'second_operand': inline asm may write shared memory through operand %2, which Midway cannot mark dirty
 define i32 @second_operand(ptr %out, i32 %v) {
   %local = alloca i32
   %r = call i32 asm sideeffect "", "=r,=*m,=*m,r,~{dirflag}"(ptr elementtype(i32) %local, ptr elementtype(i32) %out, i32 %v)
   ret i32 %r
 }
 
-; CHECK: warning: midway: in function 'memory_clobber': inline asm clobbers "memory" and may write shared memory, which Midway cannot mark dirty; keep its stores to private memory
+; CHECK: warning: midway: in function 'memory_clobber': inline asm clobbers "memory" and may write shared memory, which Midway cannot mark dirty; keep its stores to private memory, or call mw_written on what it writes
 define void @memory_clobber() {
   call void asm sideeffect "rep stosb", "~{memory},~{dirflag},~{fpsr},~{flags}"()
   ret void

@@ -121,8 +121,16 @@ void mark_rows_once(const void *addr, size_t len, ptrdiff_t stride, size_t rows)
 }
 
 void check_shared(const char *call, const void *addr, size_t len) {
-  if (!window::accessible(addr, len))
+  if (window::accessible(addr, len)) return;
+  // In the heap: a block another rank allocated, which this rank has not touched (its
+  // pages, and their marks, come at the first touch), or no block at all.
+  if (window::is_shared(addr, len) && reinterpret_cast<uintptr_t>(addr) >= window::layout().heap_begin)
     fatal(call,
+          "%s is shared heap this rank holds no copy of: another rank's mw_malloc block it "
+          "has not touched yet (touch it first: its dirty marks come with its pages), or no "
+          "block at all",
+          symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str());
+  fatal(call,
           "%s is not shared memory (static MW_SHARED data or a live mw_malloc block inside the "
           "window [0x%lx, 0x%lx))",
           symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str(),

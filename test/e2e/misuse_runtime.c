@@ -20,6 +20,8 @@
 // A rank that exits 0 before mw_init: the job stops at once, saying so (not after the
 // other rank's 30 s start-up timeout, blaming a slow start).
 // RUN: not %mwrun -n 2 %t exit-before-init 2>&1 | FileCheck %s --check-prefix=EXIT-EARLY
+// mw_dirty_count on another rank's block, untouched here: said so, not "not shared memory".
+// RUN: not %mwrun -n 2 %t dirty-remote 2>&1 | FileCheck %s --check-prefix=DIRTY-REMOTE
 // A lock held at mw_finalize while another rank waits for it: stopped, not a hang.
 // RUN: not %mwrun -n 2 %t finalize-holding 2>&1 | FileCheck %s --check-prefix=HOLDING
 // RUN: env MW_NPROCS=4 not %t ok 2>&1 | FileCheck %s --check-prefix=NPROCS
@@ -54,6 +56,7 @@ MW_SHARED mw_barrier_t phase;
 MW_SHARED int data[16];
 MW_SHARED __attribute__((aligned(4096))) long results[4096];
 MW_SHARED mw_lock_t many[4096]; /* every other one managed by rank 1 */
+MW_SHARED int *remote_block;
 
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "ok";
@@ -120,6 +123,13 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "bad-mode")) {
     // MODE: midway: mw_acquire: lock guard: mode 7 is neither MW_EXCLUSIVE nor MW_NONEXCLUSIVE (rank 0)
     mw_acquire(&guard, (mw_mode_t)7);
+  }
+  if (!strcmp(what, "dirty-remote")) {
+    // DIRTY-REMOTE: midway: mw_dirty_count: [0x{{[0-9a-f]+}}, +8192) is shared heap this rank holds no copy of: another rank's mw_malloc block it has not touched yet (touch it first: its dirty marks come with its pages), or no block at all (rank 1)
+    if (mw_rank() == 0) remote_block = mw_malloc(8192);
+    mw_barrier(&phase);
+    if (mw_rank() == 1) printf("%zu\n", mw_dirty_count(remote_block, 8192));
+    mw_barrier(&phase);
   }
   if (!strcmp(what, "finalize-holding")) {
     // HOLDING: midway: mw_finalize: lock guard is still held by this rank (exclusive): release every lock before mw_finalize (rank 0)
