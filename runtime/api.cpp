@@ -429,21 +429,16 @@ static void check_start_up_binding(const char *call, bool lock, const void *obje
   const std::string lost = mw::copysets::written_before_binding(addr, len, &late);
   if (lost.empty()) return;
   const char *what = lock ? "lock" : "barrier";
-  if (late)
-    mw::fatal(call,
-              "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s. Make start-up "
-              "bindings on every rank before any rank first acquires the lock (a barrier after "
-              "them)",
-              mw::protocol::data_name(a, len).c_str(), static_cast<unsigned long>(a), len, what,
-              (lock ? mw::protocol::lock_name(object) : mw::protocol::barrier_name(object)).c_str(),
-              lost.c_str());
-  mw::fatal(call,
-            "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s, and those writes would "
-            "not reach the ranks that take the data from the %s. Bind shared data before any "
-            "rank writes it, then write it %s",
+  const std::string why =
+      late ? lost + ". Make start-up bindings on every rank before any rank first acquires the "
+                    "lock (a barrier after them)"
+           : lost + ", and those writes would not reach the ranks that take the data from the " +
+                 what + ". Bind shared data before any rank writes it, then write it " +
+                 (lock ? "holding the lock MW_EXCLUSIVE" : "between crossings");
+  mw::fatal(call, "%s ([%#lx, +%zu)) cannot be bound to %s %s at start-up: %s",
             mw::protocol::data_name(a, len).c_str(), static_cast<unsigned long>(a), len, what,
             (lock ? mw::protocol::lock_name(object) : mw::protocol::barrier_name(object)).c_str(),
-            lost.c_str(), what, lock ? "holding the lock MW_EXCLUSIVE" : "between crossings");
+            why.c_str());
 }
 
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
