@@ -119,10 +119,13 @@ uint64_t realtime_ns();
 // worker waits inside the forked function). Empty if progress is possible. A message
 // on its way (a post, a grant, an arrival) changes some record when it lands: the
 // caller asks again and believes an answer that has stayed the same (mwrun: 2 s).
+// While some rank runs, only a cycle of ranks each waiting in mw_acquire for a lock the
+// next one holds is a deadlock. `involved`, if given: the ranks the answer is about
+// (every rank, or the cycle's), whose records must stay the same.
 struct Snapshot {
   bool valid = false;
   Record rec{};
 };
-std::string describe_deadlock(const std::vector<Snapshot> &ranks);
+std::string describe_deadlock(const std::vector<Snapshot> &ranks, std::vector<int> *involved = nullptr);
 
 }  // namespace mw::waits

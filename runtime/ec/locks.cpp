@@ -235,10 +235,13 @@ void wake(Lock &k, int mode) {
 // are still version 0 carries a digest of them; the granting owner, if its own are
 // version 0 too, compares, and when they differ sends its ranges (LOCK_BINDINGS marked
 // kCompareOnly) ahead of the grant, so that the acquirer stops, before its acquire
-// returns, naming the first difference. An owner that has bound nothing to the lock yet
-// is not compared: it may not have reached its start-up calls. Nor is one that is still
-// making them (binding row by row while a rank that has finished asks for the lock):
-// it compares only after its application has acquired or crossed a barrier since its
+// returns, naming the first difference. An owner that has bound nothing to the lock
+// compares only once it has held the lock itself: before, it may not have reached its
+// start-up calls (a barrier before them is no proof: mm_ec crosses one first); after,
+// it has made them all, none for this lock (a program that binds on some ranks only,
+// `if (rank == 1) mw_bind(...)`). Nor does an owner compare while it is still making
+// its calls (binding row by row while a rank that has finished asks for the lock): it
+// compares only after its application has acquired or crossed a barrier since its
 // last start-up bind, and the acquirer's own later requests are compared then.
 constexpr uint64_t kCompareOnly = ~0ull;
 std::atomic<bool> g_start_up_binding{false};
@@ -325,7 +328,8 @@ void grant(Lock &k, const Request &r) {
   // This rank's start-up digest, made once: for the comparison and a request asked back.
   uint64_t my_digest = 0;
   auto digest_here = [&] { return my_digest ? my_digest : my_digest = digest(k.bindings); };
-  if (r.startup_digest != 0 && k.bind_version == 0 && !k.bindings.empty() &&
+  if (r.startup_digest != 0 && k.bind_version == 0 &&
+      (!k.bindings.empty() || k.ever_held.load(std::memory_order_relaxed)) &&
       !g_start_up_binding.load(std::memory_order_relaxed) &&
       r.startup_digest != digest_here()) {
     std::vector<uint64_t> body{k.addr, kCompareOnly};

@@ -1012,7 +1012,9 @@ void apply_update(int sender, std::span<const Piece> pieces, bool last, uint64_t
   auto one = [&](const Piece &p) {
     const uintptr_t page = page_of(p.addr);
     const uint8_t s = state(page);
-    if (s & kPresent) {
+    // A page fetched while present (bound data landed on it first: kLanded) takes its
+    // updates after its data, as an absent one does.
+    if ((s & kPresent) && !(s & kFetching)) {
       if (home_of(page) == g_me) {
         Info &in = info(page);
         in.written = true;

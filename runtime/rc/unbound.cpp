@@ -15,7 +15,8 @@
 // pages (return_pages): a page that was entry consistent here becomes a copyset page
 // again if this rank is its home or still a member, with the bytes written over its
 // copy; otherwise this rank drops its copy, and its next touch fetches the page from the
-// home, which has the bytes by then. A page that was already a copyset page here (bound
+// home, which has the bytes by then; but a page with bytes still bound stays, to be
+// joined by the application thread (the runtime may read those bytes for a grant). A page that was already a copyset page here (bound
 // in part) takes the bytes where it is present, or keeps them for the fetch under way.
 // A page may stay bound in part, to other guards: a fetch copies only its unbound bytes.
 //
@@ -71,6 +72,15 @@ void return_pages(uintptr_t a, size_t len, const std::byte *data, int sender) {
         set_state(page, static_cast<uint8_t>((s & ~(kEntry | kPartlyBound)) | kPresent | kMember | flag));
         put();
         written();
+      } else if (partly) {
+        // Other bytes of the page stay bound, and this rank may have to send them on (a
+        // grant reads them here): the page stays, current, but no member yet. The
+        // application thread joins its copyset at its next acquire, crossing or flush,
+        // as for bound data landed on such a page (join_landed).
+        set_state(page, static_cast<uint8_t>((s & ~kEntry) | kPresent | kPartlyBound | kLanded | kHadCopy));
+        put();
+        g_landed.push_back(page);
+        g_landed_count.store(g_landed.size(), std::memory_order_release);
       } else {
         // Not in the copyset: no update of the page would reach this copy. Dropped, as a
         // leave drops it (leave()); the bound bytes it holds stay in memory, and a fetch
@@ -83,9 +93,10 @@ void return_pages(uintptr_t a, size_t len, const std::byte *data, int sender) {
       }
     } else {
       if (s != 0) set_state(page, static_cast<uint8_t>((s & ~kPartlyBound) | flag));
-      if (s & kPresent) put();
-      else if ((s & kFetching) && data)
+      if ((s & kFetching) && data)  // applied over the page when it comes, as an update is
         g_kept.push_back({lo, sender, 0, std::vector<std::byte>(data + (lo - a), data + (hi - a))});
+      else if (s & kPresent)
+        put();
     }
     refresh(page);
   }

@@ -12,6 +12,13 @@
 // rank that is not the page's home.
 // RUN: %mwrun -n 3 %t part 2>&1 | FileCheck %s --check-prefix=OK
 // RUN: env FI_TCP_IFACE=lo %mwrun -n 2 --provider tcp %t part 2>&1 | FileCheck %s --check-prefix=OK
+// The tail of a page unbound, by a rank that is not the page's home (its next grant
+// reads the page's bytes still bound: it crashed there), and by the home, with another
+// rank writing the unbound bytes before it acquires the lock (the grant must not bring
+// them back, and the others must see that write).
+// RUN: %mwrun -n 3 %t tail 2>&1 | FileCheck %s --check-prefix=OK
+// RUN: %mwrun -n 4 %t tail-home 2>&1 | FileCheck %s --check-prefix=OK
+// RUN: env FI_TCP_IFACE=lo %mwrun -n 2 --provider tcp %t tail 2>&1 | FileCheck %s --check-prefix=OK
 // Moved to another lock: it travels with that lock from then on.
 // RUN: %mwrun -n 3 %t move 2>&1 | FileCheck %s --check-prefix=OK
 // A list node unbound and freed when taken out of the list, its block reused.
@@ -24,6 +31,8 @@
 #include <midway.h>
 #include <stdio.h>
 #include <string.h>
+
+int __mw_home_of(const void *p);  // the runtime's, for tests: the rank that homes p's page
 
 #define N 2048 /* ints: two pages */
 
@@ -83,6 +92,28 @@ int main(int argc, char **argv) {
     for (int i = me; i < 512; i += np) partly.bound[i] = i + 4000;
     mw_barrier(&bar);
     for (int i = 0; i < 512; i++) expect("partly.bound", i, partly.bound[i], i + 4000);
+  } else if (!strcmp(c, "tail") || !strcmp(c, "tail-home")) {
+    // data's second page keeps its first 512 bytes bound.
+    const int cut = 1024 + 128, home = __mw_home_of(&data[1024]);
+    const int unbinder = !strcmp(c, "tail") ? (home + 1) % np : home, next = (unbinder + 1) % np;
+    mw_bind(&data_lock, data, sizeof data);
+    mw_barrier(&bar);
+    if (me == unbinder) {
+      mw_acquire(&data_lock, MW_EXCLUSIVE);
+      for (int i = 0; i < N; i++) data[i] = 1;
+      mw_unbind(&data_lock, &data[cut], (N - cut) * sizeof(int));
+      mw_release(&data_lock);
+    }
+    mw_barrier(&bar);
+    if (me == next) {
+      data[cut + 100] = 42;  // release consistent now
+      mw_acquire(&data_lock, MW_EXCLUSIVE);  // from the unbinder, with data[0 .. cut)
+      for (int i = 0; i < cut; i++) expect("data", i, data[i], 1);
+      expect("data", cut + 100, data[cut + 100], 42);
+      mw_release(&data_lock);
+    }
+    mw_barrier(&bar);
+    for (int i = cut; i < N; i++) expect("data", i, data[i], i == cut + 100 ? 42 : 1);
   } else if (!strcmp(c, "move")) {
     mw_bind(&data_lock, data, sizeof data);
     mw_barrier(&bar);

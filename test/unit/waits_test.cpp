@@ -46,6 +46,28 @@ TEST(DeadlockTest, AJoinIsStuckOnlyWhileAWorkerWaitsInsideTheForkedFunction) {
             "  rank 2: no rank is left to post it\n");
 }
 
+Snapshot in_acquire(uint64_t lock, uint64_t holding) {
+  Snapshot s = waiting(Kind::kLock, lock);
+  s.rec.nheld = 1;
+  s.rec.held[0] = holding;
+  return s;
+}
+
+TEST(DeadlockTest, ALockCycleIsADeadlockWhileAnotherRankRuns) {
+  Snapshot running;
+  running.valid = true;  // kind kNone
+  std::vector<int> involved;
+  EXPECT_EQ(mw::waits::describe_deadlock({running, in_acquire(0x10, 0x20), in_acquire(0x20, 0x10)}, &involved),
+            "  rank 1: held by rank 2\n  rank 2: held by rank 1\n");
+  EXPECT_EQ(involved, (std::vector<int>{1, 2}));
+  // A chain that ends at the running rank is not: it may release what it holds.
+  Snapshot holder = running;
+  holder.rec.nheld = 1;
+  holder.rec.held[0] = 0x30;
+  EXPECT_EQ(mw::waits::describe_deadlock({holder, in_acquire(0x30, 0x20), in_acquire(0x20, 0x40)}, &involved), "");
+  EXPECT_TRUE(involved.empty());
+}
+
 TEST(DeadlockTest, WaitsAreDescribedByKind) {
   Snapshot s = waiting(Kind::kSemaphore, 0x1000, 1);
   EXPECT_EQ(mw::waits::describe(s.rec, nullptr, 1), "semaphore 0x1000, its manager rank 1");
