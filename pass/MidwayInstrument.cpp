@@ -333,7 +333,18 @@ bool isConstantData(const Value *Obj) {
 /// through them is undefined, and a library function given a null pointer
 /// (time(NULL), strtol(s, NULL, 10)) does not write through it.
 bool isNoObject(const Value *Obj) {
-  return isa<ConstantPointerNull>(Obj) || isa<UndefValue>(Obj);
+  if (isa<ConstantPointerNull>(Obj) || isa<UndefValue>(Obj))
+    return true;
+  // Code is not data: a function pointer (a signal handler, a callback) names
+  // nothing a callee could store into.
+  if (isa<Function>(Obj))
+    return true;
+  // A constant address that is no object: SIG_IGN ((void (*)(int))1), SIG_ERR (-1).
+  if (const auto *CE = dyn_cast<ConstantExpr>(Obj);
+      CE && CE->getOpcode() == Instruction::IntToPtr)
+    if (const auto *CI = dyn_cast<ConstantInt>(CE->getOperand(0)))
+      return CI->getValue().ult(4096) || CI->getValue().isAllOnes();
+  return false;
 }
 
 /// A shared global (MW_SHARED, #pragma clang section, -midway-shared-globals):
@@ -522,6 +533,14 @@ bool isLibcObjectArgument(LibFunc Func, unsigned ArgNo) {
 /// not say so: fwrite's buffer, qsort's comparison function, and everything
 /// passed to the exec family (which replaces the process, or fails without
 /// writing).
+/// Pointer arguments of C library functions TargetLibraryInfo does not know
+/// that the function only reads (C's const is not in the IR).
+bool isReadOnlyLibcArgumentByName(StringRef Name, unsigned ArgNo) {
+  if (Name == "strftime")  // (buffer, size, format, const struct tm *)
+    return ArgNo == 2 || ArgNo == 3;
+  return false;
+}
+
 bool isReadOnlyLibcArgument(LibFunc Func, unsigned ArgNo) {
   switch (Func) {
   case LibFunc_fwrite:
@@ -2114,6 +2133,7 @@ void FunctionInstrumenter::chooseCalls() {
                             AssumedCompiled);
     for (unsigned ArgNo = 0, E = CB->arg_size(); ArgNo != E; ++ArgNo)
       if (mayWriteThroughArgument(*CB, ArgNo, AttributeList()) &&
+          !isReadOnlyLibcArgumentByName(Callee->getName(), ArgNo) &&
           !isPrivate(CB->getArgOperand(ArgNo))) {
         MI.recordUnverifiedCall(*Callee, *CB, ArgNo);
         break;

@@ -1058,6 +1058,14 @@ class Waits {
         line += "not answering: its process is stopped (SIGSTOP or a debugger)";
         if (s[r].valid && s[r].rec.kind != static_cast<uint32_t>(mw::waits::Kind::kNone))
           line += "; it was waiting for " + mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
+      } else if (!s[r].valid && dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r))) {
+        // Joined, and its record not yet open: mw_init waits for the ranks still to join.
+        std::string missing;
+        for (size_t q = 0; q < s.size(); q++)
+          if (!dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(q)))
+            missing += (missing.empty() ? "" : ", ") + std::to_string(q);
+        line += "waits in mw_init for the other ranks to reach it" +
+                (missing.empty() ? std::string() : " (not yet: rank " + missing + ")");
       } else if (!s[r].valid) {
         line += "not answering: it has not reached mw_init";
       } else if (now > s[r].rec.alive_ns + kSilentNs) {

@@ -212,6 +212,8 @@ std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
   return s;
 }
 
+std::atomic<Symbolizer> g_quick{nullptr}, g_lines{nullptr};
+
 std::string describe_rank(int rank) {
   if (g_dir.empty()) return "";
   int fd = ::open((g_dir + "/" + kFilePrefix + std::to_string(rank)).c_str(), O_RDONLY | O_CLOEXEC);
@@ -221,12 +223,10 @@ std::string describe_rank(int rank) {
   ::close(fd);
   if (p == MAP_FAILED) return "";
   Record r;
-  if (read(*static_cast<const Record *>(p), &r)) text = describe(r);
+  if (read(*static_cast<const Record *>(p), &r)) text = describe(r, g_lines.load());
   munmap(p, sizeof(Record));
   return text;
 }
-
-std::atomic<Symbolizer> g_quick{nullptr}, g_lines{nullptr};
 
 void set_symbolizers(Symbolizer quick, Symbolizer lines) {
   g_quick.store(quick);

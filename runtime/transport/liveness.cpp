@@ -66,13 +66,13 @@ std::string host_of(int rank) {
 }  // namespace
 
 std::string last_said(int r) {
-  std::string said;
-  {
+  // Its record in the job directory, where this host can read it: the same wait as its
+  // last answer said, but with the objects' names (an answer names them by address).
+  std::string said = waits::describe_rank(r);
+  if (said.empty()) {
     std::lock_guard<std::mutex> g(live.peers[static_cast<size_t>(r)].mu);
     said = live.peers[static_cast<size_t>(r)].said;
   }
-  // Never answered: its record in the job directory says, where this host can read it.
-  if (said.empty()) said = waits::describe_rank(r);
   if (said.empty()) said = "unknown (it has not answered this rank's pings)";
   return said;
 }

@@ -20,6 +20,10 @@
 // A rank that exits 0 before mw_init: the job stops at once, saying so (not after the
 // other rank's 30 s start-up timeout, blaming a slow start).
 // RUN: not %mwrun -n 2 %t exit-before-init 2>&1 | FileCheck %s --check-prefix=EXIT-EARLY
+// A rank slow to reach mw_init: the one waiting inside it is not said to be missing.
+// RUN: not %mwrun -n 2 --timeout 3 %t sleep-before-init 2>&1 | FileCheck %s --check-prefix=SLOW-INIT
+// SLOW-INIT: rank 0 (pid {{[0-9]+}}): waits in mw_init for the other ranks to reach it (not yet: rank 1)
+// SLOW-INIT: rank 1 (pid {{[0-9]+}}): not answering: it has not reached mw_init
 // mw_dirty_count on another rank's block, untouched here: said so, not "not shared memory".
 // RUN: not %mwrun -n 2 %t dirty-remote 2>&1 | FileCheck %s --check-prefix=DIRTY-REMOTE
 // A lock held at mw_finalize while another rank waits for it: stopped, not a hang.
@@ -63,6 +67,10 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "before-init")) {
     // BEFORE: midway: mw_malloc: called before mw_init (rank not yet known)
     mw_malloc(8);
+  }
+  if (!strcmp(what, "sleep-before-init")) {
+    const char *rank = getenv("MW_RANK");
+    if (rank && !strcmp(rank, "1")) sleep(60);
   }
   if (!strcmp(what, "exit-before-init")) {
     // EXIT-EARLY: mwrun: rank 1 (pid {{[0-9]+}}) exited with status 0 without calling mw_init, which rank 0 waits for; stopping the job
