@@ -65,7 +65,6 @@ void return_pages(uintptr_t a, size_t len, const std::byte *data, int sender) {
     };
     auto put = [&] {
       if (data) std::memcpy(reinterpret_cast<void *>(lo), data + (lo - a), hi - lo);
-      if (data) written();
     };
     if (s & kEntry) {
       if (home || (s & kMember)) {
@@ -95,8 +94,10 @@ void return_pages(uintptr_t a, size_t len, const std::byte *data, int sender) {
       if (s != 0) set_state(page, static_cast<uint8_t>((s & ~kPartlyBound) | flag));
       if ((s & kFetching) && data)  // applied over the page when it comes, as an update is
         g_kept.push_back({lo, sender, 0, std::vector<std::byte>(data + (lo - a), data + (hi - a))});
-      else if (s & kPresent)
+      else if ((s & kPresent) && data) {
         put();
+        written();
+      }
     }
     refresh(page);
   }
