@@ -62,8 +62,10 @@ MW_SHARED __attribute__((aligned(4096))) float static_A[MAXN * MAXN];
 MW_SHARED __attribute__((aligned(4096))) float static_B[MAXN * MAXN];
 MW_SHARED __attribute__((aligned(4096))) float static_C[MAXN * MAXN];
 /* Where the matrices are (static or the master's heap), written by the master before
- * the barrier `placed`, which carries them to every rank. */
-MW_SHARED float *placed_at[3];
+ * the barrier `placed`, which carries them to every rank. On a page of its own, as bound
+ * data should be: a page that also holds unbound data is fetched where the crossing's
+ * data lands, from the master, busy then with its reference product. */
+MW_SHARED __attribute__((aligned(4096))) float *placed_at[3];
 MW_SHARED mw_barrier_t placed;
 
 MW_SHARED mw_lock_t lock_A[MAXP]; /* lock_A[r]: rank r's rows of A */

@@ -35,6 +35,31 @@
 namespace mw::copysets {
 namespace {
 
+// The static shared objects, by address (place_static_homes; read-only after init).
+std::vector<image::Object> &g_objects = *new std::vector<image::Object>;
+
+// Whether every byte of every static object on `page` is bound (g_bound: sorted, merged):
+// the bytes between objects belong to nobody, so a page whose objects are all bound is
+// wholly bound though padding is not. (A page of a bound array followed by the padding
+// before the next page-aligned object is such a page: counted bound in part, it was
+// fetched from its home wherever the lock's data landed.) Under g_mu.
+bool objects_bound(uintptr_t page) {
+  if (g_objects.empty()) return false;
+  const uintptr_t end = page + g_page;
+  auto it = std::upper_bound(g_objects.begin(), g_objects.end(), page,
+                             [](uintptr_t a, const image::Object &o) { return a < o.addr; });
+  if (it != g_objects.begin()) --it;
+  const std::vector<Range> &rs = g_bound.ranges();
+  for (; it != g_objects.end() && it->addr < end; ++it) {
+    if (it->size == 0) return false;  // its extent is unknown
+    const uintptr_t x = std::max(it->addr, page), y = std::min(it->addr + it->size, end);
+    if (x >= y) continue;
+    auto r = std::upper_bound(rs.begin(), rs.end(), x, [](uintptr_t a, const Range &b) { return a < b.addr; });
+    if (r == rs.begin() || std::prev(r)->end() < y) return false;
+  }
+  return true;
+}
+
 // ---- At the home ----
 
 // Sends the page, or only the news that nobody has written it yet: then the requester's
@@ -601,6 +626,9 @@ void place_static_homes() {
   std::vector<image::Object> objs =
       image::objects_in("/proc/self/exe", {MW_SHARED_SECTION, MW_SHARED_BSS_SECTION});
   if (objs.empty()) objs.push_back({begin, end - begin});
+  g_objects = objs;
+  std::sort(g_objects.begin(), g_objects.end(),
+            [](const image::Object &x, const image::Object &y) { return x.addr < y.addr; });
   size_t next = 0;  // the first page not yet placed
   int small = 0;  // the rank the next small object goes to
   for (const image::Object &o : objs) {
@@ -713,7 +741,8 @@ void bound(const void *p, size_t len) {
     const uintptr_t page_end = is_static(page) ? std::min(page + g_page, static_end) : page + g_page;
     const auto &rs = g_bound.ranges();  // sorted and merged: one range covers the page, or none
     auto it = std::upper_bound(rs.begin(), rs.end(), page, [](uintptr_t x, const Range &r) { return x < r.addr; });
-    const bool whole = it != rs.begin() && std::prev(it)->end() >= page_end;
+    const bool whole = (it != rs.begin() && std::prev(it)->end() >= page_end) ||
+                       (is_static(page) && objects_bound(page));
     uint8_t s = state(page);
     if (whole) {
       if (!(s & kPresent)) make_rw(page);
