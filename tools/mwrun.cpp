@@ -1370,7 +1370,8 @@ class Job {
         code = WEXITSTATUS(status);
       } else if (dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r)) &&
                  !dir_.has(mw::bootstrap::files::kLeftPrefix + std::to_string(r))) {
-        why = "exited with status 0 without calling mw_finalize, which the other ranks wait for";
+        why = std::string("exited with status 0 without calling mw_finalize") +
+              (alive_ > 0 ? ", which the other ranks wait for" : "");
         code = EXIT_FAILURE;
       } else {
         if (!dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r))) {

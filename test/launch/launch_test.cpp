@@ -335,6 +335,15 @@ TEST_F(LaunchTest, ARankThatSkipsFinalizeIsReported) {
   expect_all_stopped(r, 3);
 }
 
+// Alone, it keeps nobody waiting, and is not said to.
+TEST_F(LaunchTest, AOneRankJobThatSkipsFinalizeIsReported) {
+  Result r = run(mwrun(1, {kProbe, "no-finalize", "0"}));
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("mwrun: rank 0 \\(pid [0-9]+\\) exited with status 0 without calling mw_finalize\n")))
+      << r.err;
+}
+
 TEST_F(LaunchTest, ARankThatNeverArrivesIsNamedWhenStartUpTimesOut) {
   Result r = run(mwrun(3, {kProbe, "late", "1", "30"}), {"MW_STARTUP_TIMEOUT=2"});
   EXPECT_EQ(r.exit_code, 1) << r.err;
