@@ -450,10 +450,10 @@ MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   // come in first, as a touch would fetch them, and the whole range is marked: the lock's
   // next grant stamps and ships it. (Without the fetch a binder that had never touched
   // the data read zeros, and so did every rank after it.)
-  const bool carries = mw::locks::held_mode(l) == MW_EXCLUSIVE &&
-                       mw::protocol::model() == mw::protocol::Model::kEntry && g_nprocs > 1 &&
-                       addr && len > 0 && mw::window::is_shared(addr, len);
-  if (mw::locks::held_mode(l) != MW_EXCLUSIVE) check_start_up_binding("mw_bind", true, l, addr, len);
+  const bool holding = mw::locks::held_mode(l) == MW_EXCLUSIVE;
+  const bool carries = holding && mw::protocol::model() == mw::protocol::Model::kEntry &&
+                       g_nprocs > 1 && addr && len > 0 && mw::window::is_shared(addr, len);
+  if (!holding) check_start_up_binding("mw_bind", true, l, addr, len);
   if (carries) mw::copysets::bring_in(addr, len, false);
   mw::locks::bind(l, addr, len);
   if (carries) mw::dirty::mark(addr, len);

@@ -1085,12 +1085,17 @@ class Waits {
     return out;
   }
 
-  // The reason, once the ranks it is about (every rank, or a lock cycle's) have waited,
-  // stuck, with nothing changed for kStableNs; else empty.
+  // The reason, headed by what kind of deadlock it is, once the ranks it is about (every
+  // rank, or a lock cycle's) have waited, stuck, with nothing changed for kStableNs;
+  // else empty.
   std::string deadlock(const std::vector<mw::waits::Snapshot> &s) {
     std::vector<int> involved;
     std::string why = mw::waits::describe_deadlock(s, &involved);
-    cycle_only_ = involved.size() < s.size();
+    if (!why.empty())
+      why = std::string(involved.size() < s.size()
+                            ? "ranks wait in a cycle, each for a lock the next one holds:\n"
+                            : "every rank waits for what only another waiting rank can give:\n") +
+            why;
     std::vector<uint64_t> key;  // the records the answer rests on (a rank outside a lock cycle may run on)
     for (int r : involved) {
       key.push_back(static_cast<uint64_t>(r));
@@ -1105,10 +1110,7 @@ class Waits {
     return now - stuck_since_ >= kStableNs ? why : "";
   }
 
-  bool cycle_only() const { return cycle_only_; }
-
  private:
-  bool cycle_only_ = false;  // the last deadlock() was about a lock cycle, not every rank
   static constexpr uint64_t kSilentNs = 3'000'000'000ull;  // a service thread wakes every second
   static constexpr uint64_t kStableNs = 2'000'000'000ull;
 
@@ -1192,11 +1194,8 @@ class Job {
         auto snap = waits_.read();
         std::string why = waits_.deadlock(snap);
         if (!why.empty()) {
-          say("deadlock: %s:\n%s"
-              "what each rank waits for:\n%s\nstopping the job",
-              waits_.cycle_only() ? "ranks wait in a cycle, each for a lock the next one holds"
-                                  : "every rank waits for what only another waiting rank can give",
-              why.c_str(), waits_.table(pids_, snap).c_str());
+          say("deadlock: %swhat each rank waits for:\n%s\nstopping the job", why.c_str(),
+              waits_.table(pids_, snap).c_str());
           fail(EXIT_FAILURE);
           stop(SIGTERM);
         }

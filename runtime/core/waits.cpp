@@ -239,48 +239,52 @@ std::string describe_mine(bool source_lines) {
   return describe(r, source_lines ? g_lines.load() : g_quick.load());
 }
 
+namespace {
+// The rank holding `lock` other than `self`, or -1.
+int holder_of(const std::vector<Snapshot> &ranks, size_t self, uint64_t lock) {
+  for (size_t j = 0; j < ranks.size(); j++)
+    for (uint32_t i = 0; j != self && ranks[j].valid && i < ranks[j].rec.nheld && i < static_cast<uint32_t>(kMaxHeld); i++)
+      if (ranks[j].rec.held[i] == lock) return static_cast<int>(j);
+  return -1;
+}
+
+// Ranks that each wait in mw_acquire for a lock the next one holds, round a cycle: they
+// wait forever, whatever the other ranks do. Said from the cycle's lowest rank; "" if
+// there is none.
+std::string lock_cycle(const std::vector<Snapshot> &ranks, std::vector<int> *involved) {
+  const size_t n = ranks.size();
+  auto next = [&](size_t i) -> int {
+    const Record &r = ranks[i].rec;
+    if (!ranks[i].valid || r.kind != static_cast<uint32_t>(Kind::kLock)) return -1;
+    return holder_of(ranks, i, r.object);
+  };
+  for (size_t start = 0; start < n; start++) {
+    size_t at = start;
+    for (size_t steps = 0; steps < n && next(at) >= 0; steps++) at = static_cast<size_t>(next(at));
+    if (next(at) < 0) continue;  // the walk ended: no cycle from here
+    // After n steps the walk is in its cycle.
+    size_t low = at;
+    for (size_t i = static_cast<size_t>(next(at)); i != at; i = static_cast<size_t>(next(i))) low = std::min(low, i);
+    std::string why;
+    size_t i = low;
+    do {
+      if (involved) involved->push_back(static_cast<int>(i));
+      why += "  rank " + std::to_string(i) + ": held by rank " + std::to_string(next(i)) + "\n";
+      i = static_cast<size_t>(next(i));
+    } while (i != low);
+    return why;
+  }
+  return "";
+}
+}  // namespace
+
 std::string describe_deadlock(const std::vector<Snapshot> &ranks, std::vector<int> *involved) {
   const size_t n = ranks.size();
   if (involved) involved->clear();
-  auto holder_of = [&](size_t self, uint64_t lock) -> int {
-    for (size_t j = 0; j < n; j++)
-      for (uint32_t i = 0; j != self && ranks[j].valid && i < ranks[j].rec.nheld && i < static_cast<uint32_t>(kMaxHeld); i++)
-        if (ranks[j].rec.held[i] == lock) return static_cast<int>(j);
-    return -1;
-  };
   uint64_t max_barriers = 0;
   for (const Snapshot &s : ranks) {
-    if (!s.valid || s.rec.kind == static_cast<uint32_t>(Kind::kNone)) {
-      // Some rank runs, and may yet do what the others wait for; but ranks that each
-      // wait in mw_acquire for a lock the next one holds, round a cycle, wait forever
-      // whatever it does.
-      auto next = [&](size_t i) -> int {
-        const Record &r = ranks[i].rec;
-        if (!ranks[i].valid || r.kind != static_cast<uint32_t>(Kind::kLock)) return -1;
-        return holder_of(i, r.object);
-      };
-      for (size_t start = 0; start < n; start++) {
-        size_t at = start;
-        for (size_t steps = 0; steps < n; steps++) {  // after n steps a walk is in its cycle
-          const int h = next(at);
-          if (h < 0) break;
-          at = static_cast<size_t>(h);
-        }
-        if (next(at) < 0) continue;
-        size_t low = at;  // said from the cycle's lowest rank
-        for (size_t i = static_cast<size_t>(next(at)); i != at; i = static_cast<size_t>(next(i))) low = std::min(low, i);
-        at = low;
-        std::string why;
-        size_t i = at;
-        do {
-          if (involved) involved->push_back(static_cast<int>(i));
-          why += "  rank " + std::to_string(i) + ": held by rank " + std::to_string(next(i)) + "\n";
-          i = static_cast<size_t>(next(i));
-        } while (i != at);
-        return why;
-      }
-      return "";
-    }
+    // Some rank runs, and may yet do what the others wait for, but not end a lock cycle.
+    if (!s.valid || s.rec.kind == static_cast<uint32_t>(Kind::kNone)) return lock_cycle(ranks, involved);
     max_barriers = std::max(max_barriers, s.rec.barriers);
   }
   if (involved)
@@ -291,7 +295,7 @@ std::string describe_deadlock(const std::vector<Snapshot> &ranks, std::vector<in
     std::string stuck;
     switch (static_cast<Kind>(r.kind)) {
       case Kind::kLock: {
-        int h = holder_of(i, r.object);
+        int h = holder_of(ranks, i, r.object);
         if (h >= 0) stuck = "held by rank " + std::to_string(h);
         break;
       }

@@ -888,11 +888,11 @@ Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except) {
   return {};
 }
 
-Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len) {
+// `binding`: mw_bind, which readies the range; an unbinding must not, since that would
+// make its pages entry consistent here again (bind_range).
+Lock *check_binder(const char *call, bool binding, mw_lock_t *l, const void *addr, size_t len) {
   protocol::check_object(call, "lock", l, sizeof *l);
-  // An unbinding must not ready the range: that would make its pages entry consistent
-  // here again (bind_range).
-  protocol::check_range(call, "lock", l, addr, len, std::strcmp(call, "mw_unbind") != 0);
+  protocol::check_range(call, "lock", l, addr, len, binding);
   Lock *k = record_of(call, l);
   if (k->held() != MW_EXCLUSIVE && k->ever_held.load(std::memory_order_relaxed))
     fatal(call,
@@ -905,7 +905,7 @@ Lock *check_binder(const char *call, mw_lock_t *l, const void *addr, size_t len)
 }  // namespace
 
 void bind(mw_lock_t *l, const void *addr, size_t len) {
-  Lock *k = check_binder("mw_bind", l, addr, len);
+  Lock *k = check_binder("mw_bind", true, l, addr, len);
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   // Each byte has at most one guard (midway.h, "Bindings"): a lock and a barrier, or two
   // locks, would each ship it at their own time, and the later would overwrite the
@@ -931,7 +931,7 @@ void startup_calls_made() {
 }
 
 void unbind(mw_lock_t *l, const void *addr, size_t len) {
-  Lock *k = check_binder("mw_unbind", l, addr, len);
+  Lock *k = check_binder("mw_unbind", false, l, addr, len);
   const bool holder = k->held() == MW_EXCLUSIVE;
   const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
   std::vector<Range> taken;  // the bytes of the range that were bound to the lock

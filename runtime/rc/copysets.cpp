@@ -752,9 +752,7 @@ void bound(const void *p, size_t len) {
       // rank's grant or crossing came first), and the page was taken for wholly bound:
       // it is a page this rank holds no copy of with landed bytes in it, as place_entry
       // leaves one.
-      set_state(page, static_cast<uint8_t>((s & ~kEntry) | kPartlyBound | kLanded | kHadCopy));
-      g_landed.push_back(page);
-      g_landed_count.store(g_landed.size(), std::memory_order_release);
+      land(page, static_cast<uint8_t>((s & ~kEntry) | kPartlyBound | kHadCopy));
     } else {
       // Bound and unbound bytes share the page: it stays a copyset page (fetched at its
       // first touch), and its bound bytes stay out of its pending updates.
@@ -805,10 +803,14 @@ void place_entry(uintptr_t p, size_t len) {
     // or flush (join_landed).
     if (s & kFetching) continue;
     std::lock_guard<std::mutex> g(g_mu);
-    set_state(page, static_cast<uint8_t>(s | kPresent | kLanded | kHadCopy));
-    g_landed.push_back(page);
-    g_landed_count.store(g_landed.size(), std::memory_order_release);
+    land(page, static_cast<uint8_t>(s | kPresent | kHadCopy));
   }
+}
+
+void land(uintptr_t page, uint8_t s) {
+  set_state(page, static_cast<uint8_t>(s | kLanded));
+  g_landed.push_back(page);
+  g_landed_count.store(g_landed.size(), std::memory_order_release);
 }
 
 void leave(const void *p, size_t len) {

@@ -200,7 +200,10 @@ void on_page_data(const Header &h, Bytes payload) {
     uintptr_t at = page;
     auto copy_to = [&](uintptr_t end) {
       if (end <= at) return;
-      if (!(s & kLanded)) return (void)std::memcpy(reinterpret_cast<void *>(at), bytes + (at - page), end - at);
+      if (!(s & kLanded)) {
+        std::memcpy(reinterpret_cast<void *>(at), bytes + (at - page), end - at);
+        return;
+      }
       // Bound data landed here while the page was absent (place_entry), and the
       // application may have written the unbound bytes since: those writes stay (their
       // marks are taken at the next flush), the rest comes from the home.

@@ -241,6 +241,8 @@ uintptr_t checked_page(const Header &h, uint64_t page);
 // (kLanded), for join_landed (under g_mu; the count read without it).
 extern std::vector<uintptr_t> &g_landed;
 extern std::atomic<size_t> g_landed_count;
+// Makes `page` such a page, with state `s` (kLanded added), and queues it. Under g_mu.
+void land(uintptr_t page, uint8_t s);
 
 // At the faulting rank (page_fault.cpp): the home's answer.
 void on_page_data(const Header &h, Bytes payload);

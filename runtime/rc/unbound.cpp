@@ -76,10 +76,8 @@ void return_pages(uintptr_t a, size_t len, const std::byte *data, int sender) {
         // grant reads them here): the page stays, current, but no member yet. The
         // application thread joins its copyset at its next acquire, crossing or flush,
         // as for bound data landed on such a page (join_landed).
-        set_state(page, static_cast<uint8_t>((s & ~kEntry) | kPresent | kPartlyBound | kLanded | kHadCopy));
+        land(page, static_cast<uint8_t>((s & ~kEntry) | kPresent | kPartlyBound | kHadCopy));
         put();
-        g_landed.push_back(page);
-        g_landed_count.store(g_landed.size(), std::memory_order_release);
       } else {
         // Not in the copyset: no update of the page would reach this copy. Dropped, as a
         // leave drops it (leave()); the bound bytes it holds stay in memory, and a fetch
