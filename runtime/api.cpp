@@ -40,6 +40,12 @@
 
 #define MW_EXPORT extern "C" __attribute__((visibility("default")))
 
+// At the entry of an API call: where the program made it, for its errors and waits
+// (core/error.hpp, ApiCall), then whether the job is running.
+#define MW_ENTER(call)                                 \
+  mw::ApiCall api_call_(__builtin_return_address(0)); \
+  require_running(call)
+
 namespace {
 
 enum class JobState { kNotStarted, kRunning, kFinished };
@@ -135,6 +141,7 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
 }  // namespace
 
 MW_EXPORT int mw_init(int *argc, char ***argv) {
+  mw::ApiCall api_call_(__builtin_return_address(0));
   (void)argc;
   (void)argv;
   if (g_state != JobState::kNotStarted)
@@ -145,6 +152,10 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   mw::waits::open(mw::settings::text(mw::settings::Id::MW_JOB_DIR), job.rank,
                   mw::bootstrap::host_name(job, job.rank).c_str());
   mw::waits::set_symbolizers(mw::symbols::wait_name_quick, mw::symbols::wait_name);
+  // Not from a signal handler's call: the namer runs addr2line.
+  mw::set_call_site_namer([](uintptr_t pc) {
+    return mw::signals::in_handler() ? std::string() : mw::symbols::program_call_site(pc);
+  });
   mw::unmarked_calls::require_pass();
   mw::heap::init(job.rank, job.nprocs);
   mw::protocol::start(job.rank, job.nprocs);
@@ -171,8 +182,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
 }
 
 MW_EXPORT void mw_finalize(void) {
-  require_running("mw_finalize");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_finalize");
   // A lock still held here is never granted again: a rank that asks for it would wait
   // forever, and the data written under it since its last release goes nowhere.
   for (const auto &[lock, mode] : mw::locks::held_locks())
@@ -199,12 +209,12 @@ MW_EXPORT void mw_finalize(void) {
 }
 
 MW_EXPORT int mw_rank(void) {
-  require_running("mw_rank");
+  MW_ENTER("mw_rank");
   return mw::g_rank;
 }
 
 MW_EXPORT int mw_nprocs(void) {
-  require_running("mw_nprocs");
+  MW_ENTER("mw_nprocs");
   return g_nprocs;
 }
 
@@ -235,17 +245,16 @@ void finalize_at_exit() {
 }  // namespace
 
 MW_EXPORT void mw_fork_serve(void) {
-  require_running("mw_fork_serve");
+  MW_ENTER("mw_fork_serve");
   if (g_fork_serving) mw::fatal("mw_fork_serve", "called twice");
   g_fork_serving = true;
   if (mw::g_rank == 0) {
     std::atexit(finalize_at_exit);
     return;
   }
-  // Where the worker waits between starts: this call (the functions it runs set their own).
-  const uint64_t serve_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  // The worker waits between starts at this call (MW_ENTER); the functions it runs make
+  // their own calls.
   for (;;) {
-    mw::waits::t_call_pc = serve_pc;
     mw::fork::Function fn = mw::fork::next();
     if (!fn) break;
     mw::check::synced_unseen();
@@ -257,6 +266,7 @@ MW_EXPORT void mw_fork_serve(void) {
 }
 
 MW_EXPORT void mw_fork(void (*fn)(void)) {
+  mw::ApiCall api_call_(__builtin_return_address(0));
   require_creator("mw_fork");
   if (!fn) mw::fatal("mw_fork", "fn is NULL: pass the function the other ranks run");
   // The forked function takes no argument: what it needs reaches the workers through
@@ -274,8 +284,8 @@ MW_EXPORT void mw_fork(void (*fn)(void)) {
 }
 
 MW_EXPORT void mw_join(void) {
+  mw::ApiCall api_call_(__builtin_return_address(0));
   require_creator("mw_join");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
   mw::fork::join();
   mw::check::synced_unseen();
 }
@@ -283,51 +293,49 @@ MW_EXPORT void mw_join(void) {
 // ---- Semaphores and condition variables ----
 
 MW_EXPORT void mw_sem_post(mw_sem_t *s) {
-  require_running("mw_sem_post");
+  MW_ENTER("mw_sem_post");
   mw::protocol::check_object("mw_sem_post", "semaphore", s, sizeof *s);
   mw::semaphores::post(s);
 }
 
 MW_EXPORT void mw_sem_wait(mw_sem_t *s) {
-  require_running("mw_sem_wait");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_sem_wait");
   mw::protocol::check_object("mw_sem_wait", "semaphore", s, sizeof *s);
   mw::semaphores::wait(s);
   mw::check::synced_unseen();  // semaphores carry no clock: the checker cannot order across them
 }
 
 MW_EXPORT void mw_cond_wait(mw_cond_t *c, mw_lock_t *l) {
-  require_running("mw_cond_wait");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_cond_wait");
   mw::protocol::check_object("mw_cond_wait", "condition", c, sizeof *c);
   mw::semaphores::cond_wait(c, l);
   mw::check::synced_unseen();
 }
 
 MW_EXPORT void mw_cond_signal(mw_cond_t *c) {
-  require_running("mw_cond_signal");
+  MW_ENTER("mw_cond_signal");
   mw::protocol::check_object("mw_cond_signal", "condition", c, sizeof *c);
   mw::semaphores::cond_signal(c, false);
 }
 
 MW_EXPORT void mw_cond_broadcast(mw_cond_t *c) {
-  require_running("mw_cond_broadcast");
+  MW_ENTER("mw_cond_broadcast");
   mw::protocol::check_object("mw_cond_broadcast", "condition", c, sizeof *c);
   mw::semaphores::cond_signal(c, true);
 }
 
 MW_EXPORT void *mw_malloc(size_t size) {
-  require_running("mw_malloc");
+  MW_ENTER("mw_malloc");
   return mw::heap::allocate(size, mw::heap::kDefaultLine, "mw_malloc", __builtin_return_address(0));
 }
 
 MW_EXPORT void *mw_malloc_lines(size_t size, size_t line) {
-  require_running("mw_malloc_lines");
+  MW_ENTER("mw_malloc_lines");
   return mw::heap::allocate(size, line, "mw_malloc_lines", __builtin_return_address(0));
 }
 
 MW_EXPORT void mw_free(void *p) {
-  require_running("mw_free");
+  MW_ENTER("mw_free");
   mw::heap::release(p);
 }
 
@@ -358,6 +366,7 @@ MW_EXPORT void __mw_before_syscall(const void *addr, size_t len, int kernel_writ
 
 MW_EXPORT void mw_written(const void *addr, size_t len) {
   if (len == 0) return;
+  mw::ApiCall api_call_(__builtin_return_address(0));
   if (!addr || !mw::window::is_shared(addr, len))
     mw::fatal("mw_written", "%s is not in shared memory: give MW_SHARED data or memory from mw_malloc",
               mw::symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str());
@@ -365,50 +374,52 @@ MW_EXPORT void mw_written(const void *addr, size_t len) {
 }
 
 MW_EXPORT size_t mw_dirty_count(const void *addr, size_t len) {
+  mw::ApiCall api_call_(__builtin_return_address(0));
   return mw::dirty::count(addr, len);
 }
 
-MW_EXPORT void mw_dirty_clear(const void *addr, size_t len) { mw::dirty::clear(addr, len); }
+MW_EXPORT void mw_dirty_clear(const void *addr, size_t len) {
+  mw::ApiCall api_call_(__builtin_return_address(0));
+  mw::dirty::clear(addr, len);
+}
 
 MW_EXPORT void mw_stats_get(mw_stats_t *out) {
-  require_running("mw_stats_get");
+  MW_ENTER("mw_stats_get");
   if (!out) mw::fatal("mw_stats_get", "out is NULL: pass the address of an mw_stats_t");
   *out = mw::stats::to_public(mw::stats::snapshot());
 }
 
 MW_EXPORT void mw_stats_reset(void) {
-  require_running("mw_stats_reset");
+  MW_ENTER("mw_stats_reset");
   mw::stats::reset();
 }
 
 MW_EXPORT void mw_phase_begin(const char *name) {
-  require_running("mw_phase_begin");
+  MW_ENTER("mw_phase_begin");
   mw::stats::phase_begin("mw_phase_begin", name);
 }
 
 MW_EXPORT void mw_phase_end(const char *name) {
-  require_running("mw_phase_end");
+  MW_ENTER("mw_phase_end");
   mw::stats::phase_end("mw_phase_end", name);
 }
 
 MW_EXPORT double mw_phase_seconds(const char *name) {
-  require_running("mw_phase_seconds");
+  MW_ENTER("mw_phase_seconds");
   return mw::stats::phase_seconds("mw_phase_seconds", name);
 }
 
 // ---- Entry consistency ----
 
 MW_EXPORT void mw_acquire(mw_lock_t *l, mw_mode_t mode) {
-  require_running("mw_acquire");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_acquire");
   mw::locks::acquire(l, mode);
   mw::copysets::join_landed();
   mw::check::acquired();
   mw::advise::on_acquire(l, mode);
 }
 MW_EXPORT void mw_release(mw_lock_t *l) {
-  require_running("mw_release");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_release");
   mw::pending_updates::flush_release();  // release consistency: before the lock can move on
   mw::advise::on_release(l);
   mw::locks::release(l);
@@ -442,7 +453,7 @@ static void check_start_up_binding(const char *call, bool lock, const void *obje
 }
 
 MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
-  require_running("mw_bind");
+  MW_ENTER("mw_bind");
   mw::protocol::check_object("mw_bind", "lock", l, sizeof *l);
   // A binding made holding the lock carries the data with it (API.md). Until now the data
   // was release consistent: this rank may hold no copy of its pages, or a stale one (its
@@ -460,12 +471,11 @@ MW_EXPORT void mw_bind(mw_lock_t *l, const void *addr, size_t len) {
   mw::check::note_binding(l, addr, len, __builtin_return_address(0));
 }
 MW_EXPORT void mw_unbind(mw_lock_t *l, const void *addr, size_t len) {
-  require_running("mw_unbind");
+  MW_ENTER("mw_unbind");
   mw::locks::unbind(l, addr, len);
 }
 MW_EXPORT void mw_barrier(mw_barrier_t *b) {
-  require_running("mw_barrier");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_barrier");
   const uint64_t flushed = mw::pending_updates::flush_for_barrier(false);
   mw::locks::startup_calls_made();
   mw::barriers::cross(b, false, flushed);
@@ -475,15 +485,14 @@ MW_EXPORT void mw_barrier(mw_barrier_t *b) {
   mw::advise::on_crossing(b);
 }
 MW_EXPORT void mw_barrier_bind(mw_barrier_t *b, const void *addr, size_t len) {
-  require_running("mw_barrier_bind");
+  MW_ENTER("mw_barrier_bind");
   mw::protocol::check_object("mw_barrier_bind", "barrier", b, sizeof *b);
   check_start_up_binding("mw_barrier_bind", false, b, addr, len);
   mw::barriers::bind(b, addr, len);
   mw::check::note_binding(b, addr, len, __builtin_return_address(0));
 }
 MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
-  require_running("mw_barrier_final");
-  mw::waits::t_call_pc = reinterpret_cast<uint64_t>(__builtin_return_address(0));
+  MW_ENTER("mw_barrier_final");
   // A final crossing's flush waits for its acknowledgements: the ranks other than the
   // manager do not wait there, so nobody would wait for their updates after it.
   mw::barriers::cross(b, true, mw::pending_updates::flush_for_barrier(true));
@@ -494,12 +503,12 @@ MW_EXPORT void mw_barrier_final(mw_barrier_t *b) {
 // ---- Release and processor consistency ----
 
 MW_EXPORT void mw_fence(void) {
-  require_running("mw_fence");
+  MW_ENTER("mw_fence");
   mw::pending_updates::flush();
 }
 
 MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned flush_interval_us) {
-  require_running("mw_processor_consistent");
+  MW_ENTER("mw_processor_consistent");
   if (flush_interval_us == 0)
     mw::fatal("mw_processor_consistent", "flush interval 0 for [%p, +%zu): give a number of "
               "microseconds greater than 0", addr, len);
@@ -512,7 +521,7 @@ MW_EXPORT void mw_processor_consistent(const void *addr, size_t len, unsigned fl
 }
 
 MW_EXPORT void mw_discard(const void *addr, size_t len) {
-  require_running("mw_discard");
+  MW_ENTER("mw_discard");
   if (len == 0 || !addr || !mw::window::is_shared(addr, len))
     mw::fatal("mw_discard", "%s is not in shared memory: give MW_SHARED data or memory from mw_malloc",
               mw::symbols::described_range(reinterpret_cast<uintptr_t>(addr), len).c_str());
@@ -530,13 +539,13 @@ MW_EXPORT void mw_discard(const void *addr, size_t len) {
 // page holding p (-1 outside the window), so that the copyset tests can pick pages by
 // home (test/rc/rc_test.h) without repeating the placement rule.
 MW_EXPORT int __mw_home_of(const void *p) {
-  require_running("__mw_home_of");
+  MW_ENTER("__mw_home_of");
   return mw::copysets::enabled() ? mw::copysets::home_of(reinterpret_cast<uintptr_t>(p)) : 0;
 }
 
 // Not part of the API either: fault injection for test/rc/kept_updates.c
 // (copysets::delay_joins).
 MW_EXPORT void __mw_test_delay_joins(int to, unsigned ms) {
-  require_running("__mw_test_delay_joins");
+  MW_ENTER("__mw_test_delay_joins");
   mw::copysets::delay_joins(to, ms);
 }

@@ -1,5 +1,6 @@
 #include "core/error.hpp"
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -9,8 +10,21 @@ namespace mw {
 
 int g_rank = -1;
 bool g_failed = false;
+constinit __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_call_pc = 0;
 
 namespace {
+
+std::atomic<std::string (*)(uintptr_t)> g_namer{nullptr};
+
+// The line that says where the failed call was made, after its message; "" if unknown.
+std::string call_site_line(const char *call, const char *rank) {
+  const uint64_t pc = t_call_pc;
+  auto namer = g_namer.load(std::memory_order_acquire);
+  if (pc == 0 || !namer) return "";
+  const std::string site = namer(static_cast<uintptr_t>(pc));
+  if (site.empty()) return "";
+  return std::string("midway: ") + call + " was called from " + site + " (" + rank + ")\n";
+}
 
 void print(const char *prefix, const char *call, const char *fmt, va_list ap, const char *why) {
   char msg[1024];
@@ -25,10 +39,12 @@ void print(const char *prefix, const char *call, const char *fmt, va_list ap, co
     std::snprintf(rank, sizeof rank, "rank %s", given);
   else
     std::snprintf(rank, sizeof rank, "rank not yet known");
-  if (why)
-    std::fprintf(stderr, "midway: %s%s: %s: %s (%s)\n", prefix, call, msg, why, rank);
-  else
-    std::fprintf(stderr, "midway: %s%s: %s (%s)\n", prefix, call, msg, rank);
+  // One write, so that another rank's lines do not come between these.
+  std::string out = std::string("midway: ") + prefix + call + ": " + msg;
+  if (why) out += std::string(": ") + why;
+  out += std::string(" (") + rank + ")\n";
+  if (!*prefix) out += call_site_line(call, rank);
+  std::fwrite(out.data(), 1, out.size(), stderr);
   std::fflush(stderr);
 }
 
@@ -39,6 +55,8 @@ void print(const char *prefix, const char *call, const char *fmt, va_list ap, co
 }
 
 }  // namespace
+
+void set_call_site_namer(std::string (*namer)(uintptr_t pc)) { g_namer.store(namer, std::memory_order_release); }
 
 void fatal(const char *call, const char *fmt, ...) {
   va_list ap;

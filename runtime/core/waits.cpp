@@ -1,6 +1,8 @@
 // Waits: see waits.hpp.
 #include "core/waits.hpp"
 
+#include "core/error.hpp"  // t_call_pc: where the waiting call was made
+
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -13,8 +15,6 @@
 #include <ctime>
 
 namespace mw::waits {
-
-constinit __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_call_pc = 0;
 
 namespace {
 

@@ -69,13 +69,6 @@ void open(const std::string &job_dir, int rank, const char *host);
 // Closes it (mw_finalize); the file goes with the job directory.
 void close();
 
-// The call site of the API call in progress, set at the API's entry (api.cpp): one
-// store to a thread-local, read only if that call blocks.
-// Initial-exec: set by every API call, mw_acquire and mw_release included; in the general
-// model each set was a call to __tls_get_addr (6 % of the samples of a cached lock's
-// acquire and release, ec_bench cached).
-extern constinit __attribute__((tls_model("initial-exec"))) thread_local uint64_t t_call_pc;
-
 // Called when the record's wait has lasted a while (transport's idle loop) to fill in
 // what is costly to know: the locks this rank holds (ec/locks sets it).
 using HeldFn = int (*)(uint64_t *out, int max);

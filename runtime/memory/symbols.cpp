@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -28,6 +29,8 @@ struct Table {
 };
 
 std::string g_exe = "/proc/self/exe";
+
+std::atomic<const Table *> g_loaded{nullptr};  // set once table() has read the file
 
 const Table &table() {
   static Table *t = nullptr;
@@ -67,6 +70,7 @@ const Table &table() {
                       t->shapes.end());
     }
   });
+  g_loaded.store(t, std::memory_order_release);
   return *t;
 }
 
@@ -189,6 +193,18 @@ std::string call_site(uintptr_t pc) {
   std::string line = call_line(pc);
   return line.empty() ? code(pc) : code(pc) + " at " + line;
 }
+
+void load() { (void)table(); }
+
+bool code_if_loaded(uintptr_t pc, char *out, size_t size) {
+  const Table *t = g_loaded.load(std::memory_order_acquire);
+  const Symbol *s = t ? find(t->functions, pc) : nullptr;
+  if (!s) return false;
+  std::snprintf(out, size, "%s+%#" PRIxPTR, s->name.c_str(), pc - s->addr);
+  return true;
+}
+
+std::string program_call_site(uintptr_t pc) { return known_code(pc) ? call_site(pc) : ""; }
 
 std::string wait_name(uint64_t addr, bool code) {
   if (code) return known_code(addr) ? call_site(addr) : "";

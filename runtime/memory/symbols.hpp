@@ -50,6 +50,17 @@ std::string call_line(uintptr_t pc);
 // Where the call returning to `pc` was made: `main+0x4c at prog.c:12`, or code(pc).
 std::string call_site(uintptr_t pc);
 
+// call_site(pc) for a call the executable makes; "" for one from elsewhere (a shared
+// library, the runtime itself): how errors say where the failed call was made.
+std::string program_call_site(uintptr_t pc);
+
+// Reads the executable's symbols now, for code_if_loaded.
+void load();
+
+// code(pc) into `out`, without allocating (a fault handler's): false if the symbols are
+// not loaded yet, or no function of the executable holds pc.
+bool code_if_loaded(uintptr_t pc, char *out, size_t size);
+
 // The start of the variable that holds `addr`, or 0.
 uintptr_t base_of(uintptr_t addr);
 

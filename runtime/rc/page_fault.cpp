@@ -26,6 +26,7 @@
 #include "memory/dirty.hpp"
 #include "core/error.hpp"
 #include "memory/heap.hpp"
+#include "memory/symbols.hpp"
 #include "ec/protocol.hpp"
 #include "core/settings.hpp"
 #include "core/stats.hpp"
@@ -351,18 +352,52 @@ bool fetch(uintptr_t page, int home, bool write) {
 
 // ---- The copyset fault ----
 
-void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void say(const char *fmt, ...) {
-  char buf[400];
+// ", by main+0x4c (pc 0x40128a)": the instruction that faulted, named if the
+// executable's symbols are loaded already (loading them here would allocate).
+void describe_pc(void *ctx, char *out, size_t size) {
+  out[0] = '\0';
+#if defined(__x86_64__)
+  const auto pc = static_cast<uintptr_t>(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]);
+  char name[256];
+  if (symbols::code_if_loaded(pc, name, sizeof name))
+    std::snprintf(out, size, ", by %s (pc %#lx)", name, static_cast<unsigned long>(pc));
+  else
+    std::snprintf(out, size, ", by the instruction at pc %#lx", static_cast<unsigned long>(pc));
+#else
+  (void)ctx;
+  (void)size;
+#endif
+}
+
+// A crash's line on stderr, with no allocation (the fault may have come inside malloc):
+// what was touched, then where the faulting instruction is.
+void say(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void say(void *ctx, const char *fmt, ...) {
+  char buf[640];
   int n = std::snprintf(buf, sizeof buf, "midway: rank %d: ", g_me);
   va_list ap;
   va_start(ap, fmt);
   n += std::vsnprintf(buf + n, sizeof buf - static_cast<size_t>(n), fmt, ap);
   va_end(ap);
+  if (n < static_cast<int>(sizeof buf)) describe_pc(ctx, buf + n, sizeof buf - static_cast<size_t>(n));
+  n = static_cast<int>(std::strlen(buf));
   if (n > static_cast<int>(sizeof buf) - 2) n = static_cast<int>(sizeof buf) - 2;
   buf[n++] = '\n';
   ssize_t ignored = write(STDERR_FILENO, buf, static_cast<size_t>(n));
   (void)ignored;
+}
+
+// Whether a fault outside the window is this thread running out of stack: the address
+// is next to the stack pointer (a call's push, or a frame's first touch).
+bool stack_overflow(uintptr_t a, void *ctx) {
+#if defined(__x86_64__)
+  const auto sp = static_cast<uintptr_t>(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RSP]);
+  return a + 65536 >= sp && a <= sp + 65536;
+#else
+  (void)a;
+  (void)ctx;
+  return false;
+#endif
 }
 
 // Whether the faulting access was a write: the page-fault error code's bit 1 on x86-64.
@@ -388,25 +423,25 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(si->si_addr);
   const bool in_window = a >= window::kBase && a < window::kEnd;
   if (in_window && g_finalized.load(std::memory_order_relaxed)) {
-    say("segmentation fault at %p: shared memory touched after mw_finalize, on a page this "
+    say(ctx, "segmentation fault at %p: shared memory touched after mw_finalize, on a page this "
         "rank holds no copy of (read shared results before mw_finalize)", si->si_addr);
   } else if (in_window && g_enabled) {
     const uintptr_t page = page_of(a);
     if (wait_thawed(page)) return;  // frozen for a moment (processor consistency): retried
     const int home = home_of(page);
     if (transport::in_runtime_context()) {
-      say("segmentation fault at %p: the runtime's own code touched shared page %p, which is "
+      say(ctx, "segmentation fault at %p: the runtime's own code touched shared page %p, which is "
           "not present on this rank (a Midway bug: please report it)",
           si->si_addr, reinterpret_cast<void *>(page));
     } else if (home < 0 || (home == g_me && !(state(page) & kPresent))) {
-      say("segmentation fault at %p: inside the shared window but not shared memory (no "
+      say(ctx, "segmentation fault at %p: inside the shared window but not shared memory (no "
           "MW_SHARED data and no mw_malloc block there)", si->si_addr);
     } else if (!(state(page) & kPresent)) {
       int saved = errno;
       bool ok = fetch(page, home, is_write(ctx));
       errno = saved;
       if (ok) return;  // the access is retried, on the page now here
-      say("segmentation fault at %p: in the shared heap of rank %d, but not in memory it "
+      say(ctx, "segmentation fault at %p: in the shared heap of rank %d, but not in memory it "
           "allocated with mw_malloc", si->si_addr, home);
     } else {
       // Present and not frozen: the freeze this access met may have ended before the look
@@ -419,19 +454,40 @@ void on_segv(int sig, siginfo_t *si, void *ctx) {
         g_retried_thaws.store(thaws, std::memory_order_relaxed);
         return;
       }
-      say("segmentation fault at %p (shared page %p is present on this rank)", si->si_addr,
+      say(ctx, "segmentation fault at %p (shared page %p is present on this rank)", si->si_addr,
           reinterpret_cast<void *>(page));
     }
   } else if (in_window) {  // a one-rank job: its shared memory is all accessible
-    say("segmentation fault at %p: inside the shared window but not shared memory (no "
+    say(ctx, "segmentation fault at %p: inside the shared window but not shared memory (no "
         "MW_SHARED data and no mw_malloc block there)", si->si_addr);
+  } else if (stack_overflow(a, ctx)) {
+    say(ctx, "segmentation fault at %p: stack overflow (deep recursion, or large local arrays): "
+        "raise the limit (ulimit -s) or allocate the arrays with malloc", si->si_addr);
   } else {
-    say("segmentation fault at %p (outside the shared window)", si->si_addr);
+    say(ctx, "segmentation fault at %p (outside the shared window)", si->si_addr);
   }
   sigaction(sig, &g_previous_segv, nullptr);
   // returning re-runs the access, which now meets the previous disposition
 }
 
+
+// A stack of its own for the fault handler on the application thread, unless the program
+// set one: a thread that ran out of stack would otherwise fault again entering the
+// handler, and die without a word. Fetches run on it too, so it is large (only its
+// touched pages take memory).
+void use_signal_stack() {
+  stack_t old{};
+  if (sigaltstack(nullptr, &old) != 0 || !(old.ss_flags & SS_DISABLE)) return;
+  constexpr size_t kSize = 1 << 20;
+  const size_t guard = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void *p = mmap(nullptr, kSize + guard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return;
+  mprotect(p, guard, PROT_NONE);  // a guard below it
+  stack_t ss{};
+  ss.ss_sp = static_cast<char *>(p) + guard;
+  ss.ss_size = kSize;
+  if (sigaltstack(&ss, nullptr) != 0) munmap(p, kSize + guard);
+}
 
 }  // namespace
 
@@ -441,8 +497,10 @@ void report_faults() {
   g_window.assign(static_cast<size_t>(protocol::nprocs()), Window{});
   struct sigaction sa {};
   sa.sa_sigaction = on_segv;
-  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
   sigemptyset(&sa.sa_mask);
+  use_signal_stack();
+  symbols::load();  // a crash names its instruction without reading the file then
   if (sigaction(SIGSEGV, &sa, &g_previous_segv) != 0) fatal_errno("mw_init", "cannot install the fault handler");
   g_handler = true;
 }

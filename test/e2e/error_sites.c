@@ -1,0 +1,66 @@
+// A misuse error says where the program made the failed call, and a crash names the
+// faulting instruction; a rank that runs out of stack says so before it dies. Built with
+// -g, as a user hunting a bug builds: the call site then has its line.
+// RUN: %mwcc -O1 -g %s -o %t
+// RUN: not %t release-unheld 2>&1 | FileCheck %s --check-prefix=UNHELD
+// RUN: not %mwrun -n 2 %t nested 2>&1 | FileCheck %s --check-prefix=NESTED
+// RUN: not %mwrun -n 2 %t stack 2>&1 | FileCheck %s --check-prefix=STACK
+// RUN: not %mwrun -n 2 %t null 2>&1 | FileCheck %s --check-prefix=NULL
+// An error after the call returned names no call site (the runtime's own exit handler).
+// RUN: not %t exit-holding 2>&1 | FileCheck %s --check-prefix=EXIT
+#include <midway.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+MW_SHARED mw_lock_t guard;
+MW_SHARED mw_barrier_t phase;
+MW_SHARED int data[16];
+
+// Not inlined, and the call not a tail call (which returns to main), so that the call
+// site is this function's.
+__attribute__((noinline)) void free_twice(void *p) {
+  mw_free(p);
+  // NESTED: midway: mw_free: {{.*}}(rank 1)
+  // NESTED-NEXT: midway: mw_free was called from free_twice+0x{{[0-9a-f]+}} at {{.*}}error_sites.c:[[@LINE+1]] (rank 1)
+  mw_free(p);
+  __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) int recurse(int n) {
+  volatile char frame[4096];
+  memset((char *)frame, n, sizeof frame);
+  return n == 0 ? 0 : recurse(n - 1) + frame[n % 4096];
+}
+
+__attribute__((noinline)) int touch(volatile int *p) { return *p; }
+
+int main(int argc, char **argv) {
+  const char *what = argc > 1 ? argv[1] : "ok";
+  mw_init(&argc, &argv);
+  if (!strcmp(what, "release-unheld")) {
+    // UNHELD: midway: mw_release: lock guard is not held by this rank (rank 0)
+    // UNHELD-NEXT: midway: mw_release was called from main+0x{{[0-9a-f]+}} at {{.*}}error_sites.c:[[@LINE+1]] (rank 0)
+    mw_release(&guard);
+  }
+  if (!strcmp(what, "nested") && mw_rank() == 1) free_twice(mw_malloc(64));
+  if (!strcmp(what, "stack") && mw_rank() == 1) {
+    // STACK: midway: rank 1: segmentation fault at 0x{{[0-9a-f]+}}: stack overflow (deep recursion, or large local arrays): raise the limit (ulimit -s) or allocate the arrays with malloc, by recurse+{{0|0x[0-9a-f]+}} (pc 0x{{[0-9a-f]+}})
+    // STACK: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV)
+    printf("%d\n", recurse(1 << 30));
+  }
+  if (!strcmp(what, "null") && mw_rank() == 1) {
+    // NULL: midway: rank 1: segmentation fault at (nil) (outside the shared window), by touch+{{0|0x[0-9a-f]+}} (pc 0x{{[0-9a-f]+}})
+    printf("%d\n", touch((volatile int *)(argc > 1000 ? data : NULL)));
+  }
+  if (!strcmp(what, "exit-holding")) {
+    // EXIT: midway: mw_finalize: lock guard is still held by this rank (exclusive): release every lock before mw_finalize (rank 0)
+    // EXIT-NOT: was called from
+    mw_fork_serve();
+    mw_acquire(&guard, MW_EXCLUSIVE);
+    exit(0);
+  }
+  mw_barrier(&phase);
+  mw_finalize();
+  return 0;
+}
