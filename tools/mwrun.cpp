@@ -1238,6 +1238,14 @@ class Job {
     // opening the job's doorbell page and connecting (which unlinks it) leaves its name.
     if (pgid_ > 0) killpg(pgid_, SIGKILL);
     shm_unlink(mw::leftovers::bells_name(dir_.name()).c_str());
+    // A job none of whose ranks joined ran N unrelated copies of the program, and a wrong
+    // binary (or a script) would pass for a good run: say so, once it has ended well.
+    bool joined = false;
+    for (int r = 0; r < o_.nprocs && !joined; r++)
+      joined = dir_.has(mw::bootstrap::files::kJoinedPrefix + std::to_string(r));
+    if (exit_code_ == 0 && !joined)
+      say("note: no rank called mw_init, so the %d processes of %s ran unconnected (not a "
+          "Midway program, or each left before mw_init)", o_.nprocs, o_.command[0].c_str());
     return exit_code_;
   }
 

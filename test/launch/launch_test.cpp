@@ -219,6 +219,17 @@ TEST_F(LaunchTest, EveryRankLearnsItsRankAndTheJobSize) {
   }
 }
 
+// A program that is not a Midway one runs N unconnected copies: a wrong binary would pass
+// for a good run if mwrun said nothing.
+TEST_F(LaunchTest, AJobWhoseRanksNeverJoinedIsNoted) {
+  Result r = run(mwrun(2, {"/bin/true"}));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("mwrun: note: no rank called mw_init, so the 2 processes of /bin/true "
+                       "ran unconnected (not a Midway program, or each left before mw_init)"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(LaunchTest, WithoutALauncherTheProgramIsRankZeroOfOne) {
   Result r = run({kProbe, "hello"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
