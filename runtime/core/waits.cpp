@@ -202,6 +202,7 @@ std::string describe(const Record &r, Symbolizer symbol, uint64_t now_ns) {
     s += ", its " + std::string(who) + " rank " + std::to_string(r.peer);
   }
   if (r.pc != 0) s += ", called from " + name_of(r.pc, symbol, true);
+  if (k == Kind::kBarrier && r.mode != 0) s += ", its crossing number " + std::to_string(r.mode);
   if (r.nheld > 0) {
     s += ", holding lock";
     s += r.nheld > 1 ? "s " : " ";
@@ -303,8 +304,15 @@ std::string describe_deadlock(const std::vector<Snapshot> &ranks, std::vector<in
         if (max_barriers > r.barriers) break;  // a later barrier began: this one's release is on its way
         for (size_t j = 0; j < n && stuck.empty(); j++) {
           const Record &o = ranks[j].rec;
-          if (o.kind != r.kind || o.object != r.object || o.barriers != r.barriers)
+          if (o.kind != r.kind || o.object != r.object || o.barriers != r.barriers) {
             stuck = "rank " + std::to_string(j) + " will not arrive";
+            // Unequal crossings are the usual cause: say which crossing the other is at.
+            if (o.kind == r.kind && o.object != r.object && o.mode != 0)
+              stuck += ": it waits at another barrier, its crossing number " + std::to_string(o.mode) + " of that one";
+            else if (o.kind == r.kind && o.mode != r.mode && o.mode != 0 && r.mode != 0)
+              stuck += ": it waits at its crossing number " + std::to_string(o.mode) + " of this barrier, this rank at its " +
+                       std::to_string(r.mode);
+          }
         }
         break;
       }

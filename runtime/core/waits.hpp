@@ -49,7 +49,8 @@ struct Record {
   char host[64];               // the rank's host name (its identity is in launch/)
   uint64_t seq;                // odd while the fields below change (a seqlock; std::atomic_ref)
   uint32_t kind;               // Kind
-  uint32_t mode;               // a lock's mode (MW_EXCLUSIVE, MW_NONEXCLUSIVE)
+  uint32_t mode;               // a lock's mode (MW_EXCLUSIVE, MW_NONEXCLUSIVE); a barrier's
+                               // crossing by this rank (1 for its first)
   uint64_t object;             // the lock, barrier or page, by address
   int32_t peer;                // the rank asked, or -1
   uint32_t nheld;              // locks held when the wait began (up to kMaxHeld listed)

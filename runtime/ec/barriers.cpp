@@ -525,7 +525,7 @@ void cross_here(mw_barrier_t *b, bool final) {
   auto block = [&blocked, b] {
     if (!blocked) blocked.emplace(stats::Wait::Barrier, kManager, reinterpret_cast<uintptr_t>(b));
   };
-  waits::Waiting waiting(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), kManager);
+  std::optional<waits::Waiting> waiting;  // from the crossing's number on (below)
   transport::SharedLine *const line = transport::shared_line(me());
   const bool manager = me() == kManager;
   Barrier *k = nullptr;
@@ -537,6 +537,8 @@ void cross_here(mw_barrier_t *b, bool final) {
     std::lock_guard<std::mutex> g(protocol::mu());
     k = &get(reinterpret_cast<uintptr_t>(b));
     epoch = ++k->crossings;
+    waiting.emplace(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), kManager,
+                    static_cast<uint32_t>(std::min<uint64_t>(epoch, UINT32_MAX)));
     k->waiting = !final || manager;
     if (line) note_cpu(line);
     check_finalized(call, *k);
