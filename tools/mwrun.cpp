@@ -1342,7 +1342,12 @@ class Job {
                      std::strerror(errno));
         _exit(127);
       }
-      if (pgid_ == 0) pgid_ = pid;
+      if (pgid_ == 0) {
+        pgid_ = pid;
+        // For the next mwrun, should this one be killed: what the ranks start there
+        // outlives them (leftovers.hpp). Without it, only the directory is cleaned up.
+        mw::leftovers::write_group(dir_.path(), pgid_);
+      }
       setpgid(pid, pgid_);  // also here, so that the group exists before the next fork
       pids_[r] = pid;
       alive_++;

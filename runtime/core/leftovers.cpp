@@ -77,20 +77,23 @@ bool unlink_shm(const std::string &name) {
   return unlinkat(AT_FDCWD, (std::string(kShmDir) + "/" + name).c_str(), 0) == 0;
 }
 
-// Field 22 of /proc/<pid>/stat (the start time), or "" if there is no such process.
-std::string start_time(pid_t pid) {
+// Field `n` of /proc/<pid>/stat (3 or more: counted after the command name, which is in
+// parentheses and may hold spaces), or "".
+std::string stat_field(pid_t pid, int n) {
   std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
   std::string stat;
   if (!std::getline(f, stat)) return "";
-  // The command name (field 2) is in parentheses and may hold spaces: count from after it.
   size_t close = stat.rfind(')');
   if (close == std::string::npos) return "";
   std::istringstream rest(stat.substr(close + 1));
   std::string field;
-  for (int i = 3; i <= 22 && rest >> field; i++)
-    if (i == 22) return field;
+  for (int i = 3; i <= n && rest >> field; i++)
+    if (i == n) return field;
   return "";
 }
+
+// The process's start time (field 22), or "" if there is no such process.
+std::string start_time(pid_t pid) { return stat_field(pid, 22); }
 
 // Every /dev/shm path that a process we can inspect has open or mapped.
 std::set<std::string> shm_files_in_use() {
@@ -168,6 +171,39 @@ std::vector<Removed> remove_unused_bells() {
   return removed;
 }
 
+namespace {
+
+// Kills this user's processes in process group `pgid` whose environment holds
+// MW_JOB_DIR=`dir`; says which.
+void kill_group_left(const std::string &dir, long pgid, std::vector<Removed> *removed) {
+  const std::string wanted = "MW_JOB_DIR=" + dir;
+  const std::string group = std::to_string(pgid);
+  const uid_t me = geteuid();
+  DIR *proc = opendir("/proc");
+  if (!proc) return;
+  while (dirent *p = readdir(proc)) {
+    if (!all_of(p->d_name, is_digit)) continue;
+    const std::string at = std::string("/proc/") + p->d_name;
+    struct stat st;
+    if (stat(at.c_str(), &st) != 0 || st.st_uid != me) continue;
+    const auto pid = static_cast<pid_t>(std::strtol(p->d_name, nullptr, 10));
+    if (stat_field(pid, 5) != group) continue;
+    std::ifstream env(at + "/environ", std::ios::binary);
+    std::string entry;
+    bool ours = false;
+    while (!ours && std::getline(env, entry, '\0')) ours = entry == wanted;
+    if (!ours) continue;
+    std::string comm;
+    std::getline(std::ifstream(at + "/comm") >> std::ws, comm);
+    if (kill(pid, SIGKILL) == 0)
+      removed->push_back({"process " + std::to_string(pid) + " (" + comm + ")",
+                          "left in the process group of that job's ranks"});
+  }
+  closedir(proc);
+}
+
+}  // namespace
+
 std::vector<Removed> remove_dead_job_dirs(const std::string &tmpdir) {
   std::vector<Removed> removed;
   DIR *d = opendir(tmpdir.c_str());
@@ -190,6 +226,8 @@ std::vector<Removed> remove_dead_job_dirs(const std::string &tmpdir) {
     // one: not known to be dead.
     if (!(f >> pid >> started) || pid <= 0) continue;
     if (start_time(static_cast<pid_t>(pid)) == started) continue;
+    long pgid = 0;
+    if (std::ifstream g(dir + "/" + kGroupFile); g >> pgid && pgid > 0) kill_group_left(dir, pgid, &removed);
     nftw(
         dir.c_str(), [](const char *p, const struct stat *, int, FTW *) { return remove(p); }, 16,
         FTW_DEPTH | FTW_PHYS);
@@ -198,6 +236,15 @@ std::vector<Removed> remove_dead_job_dirs(const std::string &tmpdir) {
                                   ", has exited"});
   }
   return removed;
+}
+
+bool write_group(const std::string &job_dir, pid_t pgid) {
+  const std::string path = job_dir + "/" + kGroupFile, tmp = path + ".tmp";
+  FILE *f = std::fopen(tmp.c_str(), "w");
+  if (!f) return false;
+  bool ok = std::fprintf(f, "%d\n", static_cast<int>(pgid)) > 0;
+  ok = std::fclose(f) == 0 && ok;
+  return ok && std::rename(tmp.c_str(), path.c_str()) == 0;
 }
 
 bool write_launcher(const std::string &job_dir) {

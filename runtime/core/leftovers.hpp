@@ -16,6 +16,10 @@
 //                                   has it open or mapped.
 //   $TMPDIR/mwrun.XXXXXX/           mwrun's job directory, with kLauncherFile naming the
 //                                   mwrun that made it: stale once that mwrun is gone.
+//                                   kGroupFile names the ranks' process group: processes
+//                                   the ranks started there outlive a killed mwrun (the
+//                                   ranks die with it, their children do not), and go
+//                                   with the directory.
 //
 // Only this user's files are touched (others' are not ours to judge, and /dev/shm's
 // sticky bit would refuse anyway), and only files named as above. A process is "gone"
@@ -41,6 +45,8 @@ namespace mw::leftovers {
 // clock ticks since boot, field 22 of /proc/<pid>/stat, so that a reused pid is not taken
 // for it).
 constexpr const char *kLauncherFile = "launcher";
+// In a job directory: the process group of the job's ranks, once they are started.
+constexpr const char *kGroupFile = "group";
 
 // The shm region name (without "/dev/shm/") of process pid's endpoint as `rank`.
 std::string endpoint_name(int rank, pid_t pid);
@@ -59,11 +65,15 @@ struct Removed {
 std::vector<Removed> remove_dead_endpoints();
 // Doorbell pages no process has open or mapped.
 std::vector<Removed> remove_unused_bells();
-// Job directories under `tmpdir` whose mwrun has exited.
+// Job directories under `tmpdir` whose mwrun has exited, and the processes still in such
+// a job's process group (those whose environment names the directory, as the ranks'
+// children inherit it: a reused group id is not taken for the job's).
 std::vector<Removed> remove_dead_job_dirs(const std::string &tmpdir);
 
 // Writes kLauncherFile into `job_dir` for this process; false (errno set) on failure.
 bool write_launcher(const std::string &job_dir);
+// Writes kGroupFile into `job_dir`; false (errno set) on failure.
+bool write_group(const std::string &job_dir, pid_t pgid);
 
 // "removed A (why), B (why)", for one line of output.
 std::string describe(const std::vector<Removed> &removed);

@@ -467,6 +467,42 @@ TEST_F(LaunchTest, AKilledMwrunsJobLeavesNoShmAndTheNextMwrunRemovesItsJobDirect
   EXPECT_TRUE(fs::is_empty(tmp)) << "the second job left its own job directory";
 }
 
+// The ranks die with a killed mwrun, but what they started in the job's process group
+// does not (no death signal reaches it): the next mwrun kills it with the job directory.
+TEST_F(LaunchTest, WhatTheRanksOfAKilledMwrunStartedGoesWithItsJobDirectory) {
+  const fs::path tmp = dir_ / "tmp";
+  fs::create_directories(tmp);
+  const std::string tmpdir = "TMPDIR=" + tmp.string(), pids = pids_dir();
+  Result r = run(mwrun(2, {kProbe, "--pids", pids, "--grandchild", "sleep"}), {tmpdir}, [&](pid_t mwrun_pid) {
+    auto deadline = Clock::now() + std::chrono::seconds(20);
+    while (Clock::now() < deadline && recorded_pids().size() < 4)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the ranks reach mw_init
+    kill(mwrun_pid, SIGKILL);
+  });
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.err;
+  ASSERT_EQ(recorded_pids().size(), 4u) << "the ranks and their children did not all start";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the ranks' death signal
+  ASSERT_EQ(running(recorded_pids()).size(), 2u) << "expected the two children, and only them, to outlive mwrun";
+
+  Result next = run(mwrun(2, {kProbe, "hello"}), {tmpdir});
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_TRUE(std::regex_search(
+      next.err, std::regex("^mwrun: removed what dead Midway jobs left: process [0-9]+ \\([^)]*\\) "
+                           "\\(left in the process group of that job's ranks\\); process [0-9]+ ")))
+      << next.err;
+  std::vector<pid_t> alive = running(recorded_pids());
+  for (auto t = std::chrono::milliseconds(0); !alive.empty() && t < kStopBound; t += std::chrono::milliseconds(20)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    alive = running(alive);
+  }
+  for (pid_t pid : alive) {
+    ADD_FAILURE() << "process " << pid << " of the killed job is still running";
+    kill(pid, SIGKILL);
+  }
+  EXPECT_TRUE(fs::is_empty(tmp)) << "a job directory was left";
+}
+
 TEST_F(LaunchTest, MwrunRemovesOnlyMidwaysShmFilesWhoseProcessesAreGone) {
   // A pid that no process has: a child's, once it has exited and been reaped.
   pid_t dead = fork();
