@@ -1074,7 +1074,7 @@ class Waits {
                 mw::waits::describe(s[r].rec, mw::symbols::wait_name, now);
       } else if (s[r].rec.kind == static_cast<uint32_t>(mw::waits::Kind::kNone)) {
         // Its process's state tells a loop from a sleep (sleep(3), read(2), a mutex).
-        line += std::string("not answering: running outside Midway (") +
+        line += std::string("running outside Midway (") +
                 (state == 'R' ? "computing or spinning" : "blocked in a system call") + ") for " +
                 fixed1(static_cast<double>(now - std::min(now, s[r].rec.since_ns)) / 1e9) + " s";
       } else {
@@ -1203,7 +1203,18 @@ class Job {
       }
       if (sig < 0 && errno == EAGAIN) {
         if (stopping_) {
-          // Past the grace period: whatever is left does not get another chance.
+          // Past the grace period: whatever is left does not get another chance, and
+          // the wait it caused is explained.
+          std::string left;
+          int count = 0;
+          for (int r = 0; r < o_.nprocs; r++)
+            if (pids_[r] > 0 && !reaped_[r]) {
+              left += std::string(count++ ? ", " : "") + std::to_string(r) + " (pid " + std::to_string(pids_[r]) + ")";
+            }
+          if (count > 0)
+            say("rank%s %s did not stop within %lld s of %s; killing %s", count > 1 ? "s" : "", left.c_str(),
+                static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(kGrace).count()),
+                describe_signal(stop_signal_).c_str(), count > 1 ? "them" : "it");
           killpg(pgid_, SIGKILL);
           kill_at_.reset();
         } else {
@@ -1369,6 +1380,7 @@ class Job {
       while (r < o_.nprocs && pids_[r] != pid) r++;
       if (r == o_.nprocs) continue;  // not a rank
       alive_--;
+      reaped_[r] = true;
       remove_region_of(pid, r);
       if (stopping_) continue;  // the first failure has been reported; these follow from it
       std::string why;
@@ -1422,6 +1434,7 @@ class Job {
 
   void stop(int sig) {
     stopping_ = true;
+    stop_signal_ = sig;
     if (alive_ == 0) return;
     killpg(pgid_, sig);
     kill_at_ = Clock::now() + kGrace;
@@ -1433,6 +1446,8 @@ class Job {
   std::vector<pid_t> pids_;  // by rank
   Waits waits_;
   int alive_ = 0;            // ranks not yet reaped
+  std::vector<bool> reaped_ = std::vector<bool>(o_.nprocs, false);  // by rank
+  int stop_signal_ = SIGTERM;  // what stop() sent
   std::vector<std::pair<int, pid_t>> unjoined_;  // ranks that exited 0 before mw_init
   pid_t pgid_ = 0;           // the ranks' process group: rank 0's pid
   bool stopping_ = false;

@@ -72,14 +72,14 @@
 // RUN: FileCheck %s --check-prefix=SPIN < %t.spin
 // SPIN: mwrun: what each rank waits for:
 // SPIN-NEXT: rank 0 {{.*}}: waits for barrier first
-// SPIN-NEXT: rank 1 {{.*}}: not answering: running outside Midway (computing or spinning) for {{[0-9.]+}} s
+// SPIN-NEXT: rank 1 {{.*}}: running outside Midway (computing or spinning) for {{[0-9.]+}} s
 // SPIN: exit 0
 // One asleep in a system call of its own is told apart by its process's state.
 // RUN: bash -c '%mwrun -n 2 %t sleep & for i in $(seq 200); do grep -q "rank 1 sleeps" %t.sleep && break; sleep 0.1; done; sleep 0.5; kill -USR1 $!; wait $!; echo exit $?' > %t.sleep 2>&1
 // RUN: FileCheck %s --check-prefix=SLEEP < %t.sleep
 // SLEEP: mwrun: what each rank waits for:
 // SLEEP-NEXT: rank 0 {{.*}}: waits for barrier first
-// SLEEP-NEXT: rank 1 {{.*}}: not answering: running outside Midway (blocked in a system call) for {{[0-9.]+}} s
+// SLEEP-NEXT: rank 1 {{.*}}: running outside Midway (blocked in a system call) for {{[0-9.]+}} s
 // SLEEP: exit 0
 #include <midway.h>
 #include <signal.h>

@@ -9,7 +9,7 @@
 // CHECK-DAG: rank 0: held by rank 1
 // CHECK-DAG: rank 1: held by rank 0
 // CHECK: what each rank waits for:
-// CHECK-DAG: rank 2 {{.*}}: not answering: running outside Midway
+// CHECK-DAG: rank 2 {{.*}}: running outside Midway
 // CHECK: stopping the job
 // CHECK-NOT: --timeout
 #include <midway.h>

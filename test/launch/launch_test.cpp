@@ -331,6 +331,11 @@ TEST_F(LaunchTest, RanksThatIgnoreSigtermAreKilled) {
   EXPECT_TRUE(std::regex_search(
       r.err, std::regex("mwrun: rank 0 \\(pid [0-9]+\\) exited with status 1; stopping the job")))
       << r.err;
+  // The 2 s the job took to stop are explained.
+  EXPECT_TRUE(std::regex_search(
+      r.err, std::regex("mwrun: ranks 1 \\(pid [0-9]+\\), 2 \\(pid [0-9]+\\) did not stop within 2 s of "
+                        "signal 15 \\(SIGTERM\\); killing them")))
+      << r.err;
   EXPECT_LT(r.elapsed, kStopBound);
   expect_all_stopped(r, 3);
 }
