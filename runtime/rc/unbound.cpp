@@ -140,9 +140,10 @@ void on_unbound(const Header &h, Bytes payload) {
 }
 
 void on_unbound_ack(const Header &h, Bytes payload) {
-  (void)protocol::read_body<uint64_t>(h, payload);
+  const uint64_t lock = protocol::read_body<uint64_t>(h, payload);
   int left = g_answers_left.load(std::memory_order_relaxed);
-  if (left <= 0) protocol::malformed(h, "no mw_unbind of this rank waits for an answer");
+  if (left <= 0)
+    protocol::malformed(h, "no mw_unbind of this rank waits for an answer", protocol::lock_object(lock));
   g_answers_left.store(left - 1, std::memory_order_release);
 }
 

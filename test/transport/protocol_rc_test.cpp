@@ -178,7 +178,7 @@ TEST(Protocol, AnAnswerToNoUnbindingStopsTheReceiver) {
                    uint64_t lock = 0x1234;
                    transport::send(0, MsgType::kUnboundAck, &lock, sizeof lock);
                  }),
-                 "malformed UNBOUND_ACK message from rank 1: no mw_unbind of this rank waits for an answer");
+                 "malformed UNBOUND_ACK message from rank 1 about lock 0x1234: no mw_unbind of this rank waits for an answer");
 }
 
 // ---- Release consistency: copysets and pages ---------------------------------------------
