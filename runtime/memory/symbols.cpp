@@ -98,6 +98,19 @@ std::string hex(uintptr_t a) {
   return buf;
 }
 
+// A variable's name as the source writes it. A static local is `F.V` in the symbol
+// table, which reads like a file name (`main.c` for a condition `c`): named `F::V`, as
+// gdb names it, when F is a function of the executable. Other dotted names (`x.1`, a
+// second `static x` of one unit) stay as they are.
+std::string source_name(const std::string &name) {
+  const size_t dot = name.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == name.size()) return name;
+  const std::string function = name.substr(0, dot);
+  for (const Symbol &f : table().functions)
+    if (f.name == function) return function + "::" + name.substr(dot + 1);
+  return name;
+}
+
 }  // namespace
 
 void set_executable(const std::string &path) { g_exe = path; }
@@ -122,20 +135,21 @@ std::string variable(uintptr_t addr, size_t element_size) {
   const Symbol *s = find(table().objects, addr);
   if (!s) return hex(addr);
   const size_t off = addr - s->addr;
-  if (const mw_object *o = shape_at(s->addr)) return element(s->name, *o, off);
+  const std::string name = source_name(s->name);
+  if (const mw_object *o = shape_at(s->addr)) return element(name, *o, off);
   if (element_size && s->size > element_size) {
-    std::string out = s->name + "[" + std::to_string(off / element_size) + "]";
+    std::string out = name + "[" + std::to_string(off / element_size) + "]";
     if (off % element_size) out += "+" + std::to_string(off % element_size);
     return out;
   }
-  return off ? s->name + "+" + std::to_string(off) : s->name;
+  return off ? name + "+" + std::to_string(off) : name;
 }
 
 std::string range(uintptr_t addr, size_t len) {
   const Symbol *s = find(table().objects, addr);
   if (s && s->addr == addr) {
     const mw_object *o = shape_at(addr);
-    if (!o || o->rank == 0 || len > o->element_size) return s->name;
+    if (!o || o->rank == 0 || len > o->element_size) return source_name(s->name);
   }
   return variable(addr);
 }

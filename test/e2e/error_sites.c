@@ -6,6 +6,8 @@
 // RUN: not %mwrun -n 2 %t nested 2>&1 | FileCheck %s --check-prefix=NESTED
 // RUN: not %mwrun -n 2 %t stack 2>&1 | FileCheck %s --check-prefix=STACK
 // RUN: not %mwrun -n 2 %t null 2>&1 | FileCheck %s --check-prefix=NULL
+// A static local is named as the source (and gdb) writes it, main::c, not main.c.
+// RUN: not %t static-local 2>&1 | FileCheck %s --check-prefix=STATIC
 // An error after the call returned names no call site (the runtime's own exit handler).
 // RUN: not %t exit-holding 2>&1 | FileCheck %s --check-prefix=EXIT
 #include <midway.h>
@@ -52,6 +54,12 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "null") && mw_rank() == 1) {
     // NULL: midway: rank 1: segmentation fault at (nil) (outside the shared window), by touch+{{0|0x[0-9a-f]+}} (pc 0x{{[0-9a-f]+}})
     printf("%d\n", touch((volatile int *)(argc > 1000 ? data : NULL)));
+  }
+  if (!strcmp(what, "static-local")) {
+    // STATIC: midway: mw_cond_wait: lock guard is not held exclusively by this rank: acquire it (MW_EXCLUSIVE) before waiting on condition main::c (rank 0)
+    static MW_SHARED mw_cond_t c;
+    mw_acquire(&guard, MW_NONEXCLUSIVE);
+    mw_cond_wait(&c, &guard);
   }
   if (!strcmp(what, "exit-holding")) {
     // EXIT: midway: mw_finalize: lock guard is still held by this rank (exclusive): release every lock before mw_finalize (rank 0)

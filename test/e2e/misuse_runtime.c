@@ -100,12 +100,12 @@ int main(int argc, char **argv) {
     mw_acquire(&mine, MW_EXCLUSIVE);
   }
   if (!strcmp(what, "private-barrier")) {
-    // PRIVATE-BARRIER: midway: mw_barrier: barrier main.mine is not in shared memory
+    // PRIVATE-BARRIER: midway: mw_barrier: barrier main::mine is not in shared memory
     static mw_barrier_t mine;
     mw_barrier(&mine);
   }
   if (!strcmp(what, "bind-private")) {
-    // BIND-PRIVATE: midway: mw_bind: main.private_data [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) is not in shared memory, so it cannot be bound to lock guard: bind MW_SHARED data or memory from mw_malloc (rank 0)
+    // BIND-PRIVATE: midway: mw_bind: main::private_data [0x{{[0-9a-f]+}}, 0x{{[0-9a-f]+}}) is not in shared memory, so it cannot be bound to lock guard: bind MW_SHARED data or memory from mw_malloc (rank 0)
     static int private_data[4];
     mw_bind(&guard, private_data, sizeof private_data);
   }
