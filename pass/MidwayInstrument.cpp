@@ -50,6 +50,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Analysis/CFG.h"
 #include "llvm/Analysis/LoopInfo.h"
 #include "llvm/Analysis/MemoryBuiltins.h"
 #include "llvm/Analysis/ScalarEvolution.h"
@@ -2245,6 +2246,31 @@ void FunctionInstrumenter::checkPointerArguments(
   }
 }
 
+/// Whether `A` and `B` point into one object: the same underlying object, or (at -O0)
+/// two loads of the same local pointer variable.
+static bool sameObject(const Value *A, const Value *B) {
+  A = getUnderlyingObject(A);
+  B = getUnderlyingObject(B);
+  if (A == B)
+    return true;
+  const auto *LA = dyn_cast<LoadInst>(A), *LB = dyn_cast<LoadInst>(B);
+  return LA && LB && isa<AllocaInst>(LA->getPointerOperand()->stripPointerCasts()) &&
+         LA->getPointerOperand()->stripPointerCasts() == LB->getPointerOperand()->stripPointerCasts();
+}
+
+/// Whether the program marks what `Asm` writes through `Ptr` itself: a call of
+/// mw_written on the same object that the asm can reach.
+static bool writtenAfter(CallBase &Asm, const Value *Ptr) {
+  for (Instruction &I : instructions(*Asm.getFunction())) {
+    const auto *Call = dyn_cast<CallBase>(&I);
+    const Function *F = Call ? Call->getCalledFunction() : nullptr;
+    if (F && F->getName() == "mw_written" && Call->arg_size() == 2 &&
+        sameObject(Call->getArgOperand(0), Ptr) && isPotentiallyReachable(&Asm, Call))
+      return true;
+  }
+  return false;
+}
+
 /// Inline asm stores through its indirect ("=*m") outputs, and anywhere if it
 /// clobbers "memory"; the pass cannot see those stores. An empty asm with a
 /// memory clobber is a compiler barrier and stores nothing.
@@ -2256,7 +2282,7 @@ void FunctionInstrumenter::checkInlineAsm(CallBase &CB) {
     switch (C.Type) {
     case InlineAsm::isOutput:
       if (C.isIndirect) {
-        if (!isPrivate(CB.getArgOperand(ArgNo)))
+        if (!isPrivate(CB.getArgOperand(ArgNo)) && !writtenAfter(CB, CB.getArgOperand(ArgNo)))
           warnUnmarked(CB, "inline asm may write shared memory through operand %" +
                                Twine(Operand) + AsmCannotMark);
         ++ArgNo;
