@@ -1,11 +1,14 @@
 #include "memory/heap.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "core/error.hpp"
+#include "memory/symbols.hpp"
 #include "memory/window.hpp"
 
 namespace mw::heap {
@@ -83,6 +86,31 @@ int owner_of(uintptr_t a) {
   return r < static_cast<uintptr_t>(g_nprocs) ? static_cast<int>(r) : -1;
 }
 
+namespace {
+// Why `a` is no block this rank may free, as precisely as this rank knows.
+std::string why_not_a_block(uintptr_t a) {
+  uintptr_t base = 0, caller = 0;
+  size_t size = 0;
+  const int owner = owner_of(a);
+  char buf[160];
+  if (block_of(a, &base, &size, &caller)) {
+    std::snprintf(buf, sizeof buf, "it is %zu bytes into the block of %zu bytes at %#lx, not its start",
+                  static_cast<size_t>(a - base), size, static_cast<unsigned long>(base));
+    const std::string site = caller ? symbols::program_call_site(caller) : "";
+    return buf + (site.empty() ? "" : " (allocated at " + site + ")");
+  }
+  if (owner >= 0 && owner != g_rank) {
+    std::snprintf(buf, sizeof buf, "it is in rank %d's part of the shared heap, and only the rank "
+                  "that allocated a block frees it", owner);
+    return buf;
+  }
+  if (owner >= 0) return "no block of this rank starts there (already freed, or never allocated)";
+  if (window::contains(reinterpret_cast<void *>(a), 1))
+    return "it is MW_SHARED data (" + symbols::variable(a) + "), which lives as long as the program";
+  return "it is not shared memory (" + symbols::variable(a) + "): memory from malloc is freed with free";
+}
+}  // namespace
+
 void init(int rank, int nprocs) {
   std::lock_guard<std::mutex> lock(g_mutex);
   uintptr_t heap = window::layout().heap_begin;
@@ -127,13 +155,17 @@ void *allocate(size_t size, size_t line, const char *call, const void *caller) {
 
 void release(void *p) {
   if (p == nullptr) return;
-  std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = g_blocks.find(reinterpret_cast<uintptr_t>(p));
-  if (it == g_blocks.end())
-    fatal("mw_free", "%p is not a live block from mw_malloc on this rank (never allocated, "
-          "already freed, or not the start of a block)", p);
-  give_back(it->second.span, it->second.span_len);
-  g_blocks.erase(it);
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  {
+    std::lock_guard<std::mutex> lock(g_mutex);
+    auto it = g_blocks.find(a);
+    if (it != g_blocks.end()) {
+      give_back(it->second.span, it->second.span_len);
+      g_blocks.erase(it);
+      return;
+    }
+  }
+  fatal("mw_free", "%p is not a live block from mw_malloc on this rank: %s", p, why_not_a_block(a).c_str());
 }
 
 size_t line_of(const void *p) {

@@ -8,6 +8,9 @@
 // RUN: not %mwrun -n 2 %t null 2>&1 | FileCheck %s --check-prefix=NULL
 // A static local is named as the source (and gdb) writes it, main::c, not main.c.
 // RUN: not %t static-local 2>&1 | FileCheck %s --check-prefix=STATIC
+// mw_free says what the pointer is instead of a block: another rank's, or static data.
+// RUN: not %mwrun -n 2 %t free-other 2>&1 | FileCheck %s --check-prefix=FREE-OTHER
+// RUN: not %t free-static 2>&1 | FileCheck %s --check-prefix=FREE-STATIC
 // An error after the call returned names no call site (the runtime's own exit handler).
 // RUN: not %t exit-holding 2>&1 | FileCheck %s --check-prefix=EXIT
 #include <midway.h>
@@ -18,6 +21,7 @@
 MW_SHARED mw_lock_t guard;
 MW_SHARED mw_barrier_t phase;
 MW_SHARED int data[16];
+MW_SHARED int *published;
 
 // Not inlined, and the call not a tail call (which returns to main), so that the call
 // site is this function's.
@@ -60,6 +64,16 @@ int main(int argc, char **argv) {
     static MW_SHARED mw_cond_t c;
     mw_acquire(&guard, MW_NONEXCLUSIVE);
     mw_cond_wait(&c, &guard);
+  }
+  if (!strcmp(what, "free-other")) {
+    // FREE-OTHER: midway: mw_free: 0x{{[0-9a-f]+}} is not a live block from mw_malloc on this rank: it is in rank 0's part of the shared heap, and only the rank that allocated a block frees it (rank 1)
+    if (mw_rank() == 0) published = mw_malloc(64);
+    mw_barrier(&phase);
+    if (mw_rank() == 1) mw_free(published);
+  }
+  if (!strcmp(what, "free-static")) {
+    // FREE-STATIC: midway: mw_free: 0x{{[0-9a-f]+}} is not a live block from mw_malloc on this rank: it is MW_SHARED data (data[2]), which lives as long as the program (rank 0)
+    mw_free(&data[2]);
   }
   if (!strcmp(what, "exit-holding")) {
     // EXIT: midway: mw_finalize: lock guard is still held by this rank (exclusive): release every lock before mw_finalize (rank 0)

@@ -84,13 +84,17 @@ TEST_F(HeapTest, TooLargeIsAnError) {
                "has [0-9]+ of [0-9]+ bytes left \\(rank 0\\)");
 }
 
+// Each says why the pointer is no block: what it points to instead.
 TEST_F(HeapTest, FreeOfAnythingElseIsAnError) {
   int x;
-  EXPECT_DEATH(mw_free(&x), "mw_free: 0x[0-9a-f]+ is not a live block from mw_malloc");
+  EXPECT_DEATH(mw_free(&x), "mw_free: 0x[0-9a-f]+ is not a live block from mw_malloc on this rank: "
+                            "it is not shared memory \\(0x[0-9a-f]+\\): memory from malloc is freed with free");
   char *p = static_cast<char *>(mw_malloc(64));
-  EXPECT_DEATH(mw_free(p + 8), "not a live block");
+  EXPECT_DEATH(mw_free(p + 8), "not a live block from mw_malloc on this rank: it is 8 bytes into the block of 64 "
+                               "bytes at 0x[0-9a-f]+, not its start");
   mw_free(p);
-  EXPECT_DEATH(mw_free(p), "not a live block");  // double free
+  EXPECT_DEATH(mw_free(p), "not a live block from mw_malloc on this rank: no block of this rank starts there "
+                           "\\(already freed, or never allocated\\)");  // double free
 }
 
 }  // namespace
