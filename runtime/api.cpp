@@ -138,6 +138,20 @@ void connect_ranks(const mw::bootstrap::Job &job, int timeout_ms) {
   mw::transport::set_stall_timeout(mw::transport::kDefaultStallTimeoutMs);
 }
 
+// A rank that exits without mw_finalize stops the job (mwrun says so); one that holds
+// locks then also leaves their waiters without them, which only this rank can name.
+void note_locks_at_exit() {
+  if (g_state != JobState::kRunning || mw::g_failed) return;
+  std::string held;
+  for (const auto &[lock, mode] : mw::locks::held_locks())
+    held += (held.empty() ? "" : ", ") + mw::protocol::lock_name(reinterpret_cast<void *>(lock)) +
+            (mode == MW_EXCLUSIVE ? " (exclusive)" : " (non-exclusive)");
+  if (!held.empty())
+    mw::warn("exit", "this rank exits without mw_finalize, holding lock%s %s: no other rank can have %s",
+             held.find(", ") != std::string::npos ? "s" : "", held.c_str(),
+             held.find(", ") != std::string::npos ? "them" : "it");
+}
+
 }  // namespace
 
 MW_EXPORT int mw_init(int *argc, char ***argv) {
@@ -178,6 +192,7 @@ MW_EXPORT int mw_init(int *argc, char ***argv) {
   (void)mw::settings::text(mw::settings::Id::MW_STATS);
   mw::stats::start();  // elapsed time begins once every rank has joined
   g_state = JobState::kRunning;
+  std::atexit(note_locks_at_exit);  // before mw_fork_serve's, so after it at exit
   return 0;
 }
 

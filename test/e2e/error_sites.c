@@ -11,6 +11,8 @@
 // mw_free says what the pointer is instead of a block: another rank's, or static data.
 // RUN: not %mwrun -n 2 %t free-other 2>&1 | FileCheck %s --check-prefix=FREE-OTHER
 // RUN: not %t free-static 2>&1 | FileCheck %s --check-prefix=FREE-STATIC
+// A rank that exits holding a lock, without mw_finalize, names the lock its peers lose.
+// RUN: not %mwrun -n 2 %t exit-lock 2>&1 | FileCheck %s --check-prefix=EXIT-LOCK
 // An error after the call returned names no call site (the runtime's own exit handler).
 // RUN: not %t exit-holding 2>&1 | FileCheck %s --check-prefix=EXIT
 #include <midway.h>
@@ -74,6 +76,15 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "free-static")) {
     // FREE-STATIC: midway: mw_free: 0x{{[0-9a-f]+}} is not a live block from mw_malloc on this rank: it is MW_SHARED data (data[2]), which lives as long as the program (rank 0)
     mw_free(&data[2]);
+  }
+  if (!strcmp(what, "exit-lock")) {
+    // EXIT-LOCK: midway: warning: exit: this rank exits without mw_finalize, holding lock guard (exclusive): no other rank can have it (rank 0)
+    // EXIT-LOCK: mwrun: rank 0 (pid {{[0-9]+}}) exited with status 0 without calling mw_finalize
+    if (mw_rank() == 0) {
+      mw_acquire(&guard, MW_EXCLUSIVE);
+      exit(0);
+    }
+    mw_acquire(&guard, MW_EXCLUSIVE);
   }
   if (!strcmp(what, "exit-holding")) {
     // EXIT: midway: mw_finalize: lock guard is still held by this rank (exclusive): release every lock before mw_finalize (rank 0)
