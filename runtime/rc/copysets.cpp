@@ -745,8 +745,11 @@ void bound(const void *p, size_t len) {
                        (is_static(page) && objects_bound(page));
     uint8_t s = state(page);
     if (whole) {
+      // Wholly bound now: its bytes move only with their objects, and a landing queued
+      // while it was bound in part must not fetch it (the home's copy of bytes bound
+      // here would overwrite those a crossing or a grant brought).
       if (!(s & kPresent)) make_rw(page);
-      set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching)) | kPresent | kEntry | kHadCopy));
+      set_state(page, static_cast<uint8_t>((s & ~(kPartlyBound | kFetching | kLanded)) | kPresent | kEntry | kHadCopy));
     } else if ((s & kEntry) && !(s & kMember) && home_of(page) != g_me) {
       // Data bound elsewhere landed here before this rank made the binding (another
       // rank's grant or crossing came first), and the page was taken for wholly bound:

@@ -527,7 +527,7 @@ void join_landed() {
   }
   for (uintptr_t page : pages) {
     const uint8_t s = state(page);
-    if ((s & (kLanded | kPresent | kMember | kFetching)) != (kLanded | kPresent)) continue;
+    if ((s & (kLanded | kPresent | kMember | kFetching | kEntry)) != (kLanded | kPresent)) continue;
     fetch(page, home_of(page), true);  // keeps what this rank wrote (on_page_data)
   }
 }
