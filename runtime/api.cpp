@@ -351,7 +351,16 @@ MW_EXPORT void *mw_malloc_lines(size_t size, size_t line) {
 
 MW_EXPORT void mw_free(void *p) {
   MW_ENTER("mw_free");
-  mw::heap::release(p);
+  // A block with bytes bound to a lock or a barrier keeps its addresses: every rank
+  // that made or saw the binding keeps it, so a new block there would be bound too, and
+  // its data would move only with that object (a barrier-bound block freed after its
+  // last crossing, as TUTORIAL.md's, is the usual case).
+  uintptr_t base = 0, caller = 0;
+  size_t size = 0;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const bool bound = mw::heap::block_of(a, &base, &size, &caller) && base == a &&
+                     (mw::locks::guard_of(a, a + size).object != 0 || mw::barriers::guard_of(a, a + size).object != 0);
+  mw::heap::release(p, !bound);
 }
 
 // A poll at a loop's back-edge (midway.h, "Polls"; pass/Polls.cpp) found this rank's poll

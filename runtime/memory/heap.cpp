@@ -153,14 +153,14 @@ void *allocate(size_t size, size_t line, const char *call, const void *caller) {
   return reinterpret_cast<void *>(at);
 }
 
-void release(void *p) {
+void release(void *p, bool reuse) {
   if (p == nullptr) return;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   {
     std::lock_guard<std::mutex> lock(g_mutex);
     auto it = g_blocks.find(a);
     if (it != g_blocks.end()) {
-      give_back(it->second.span, it->second.span_len);
+      if (reuse) give_back(it->second.span, it->second.span_len);
       g_blocks.erase(it);
       return;
     }

@@ -18,7 +18,10 @@ void init(int rank, int nprocs);
 // The checks and errors of mw_malloc_lines, reported as `call`; `caller` is the code
 // address that called mw_malloc, so that reports can name a block by where it was made.
 void *allocate(size_t size, size_t line, const char *call, const void *caller = nullptr);
-void release(void *p);
+// mw_free's checks and errors. With `reuse` false the block's addresses are retired,
+// never allocated again (its bytes are bound to a lock or a barrier: a new block there
+// would be bound too, on every rank that made or saw the binding).
+void release(void *p, bool reuse = true);
 
 // The rank whose partition holds heap address a (it allocated the block there), or -1 if
 // a is not in the heap part of the window.

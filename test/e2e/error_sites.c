@@ -80,10 +80,9 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "exit-lock")) {
     // EXIT-LOCK: midway: warning: exit: this rank exits without mw_finalize, holding lock guard (exclusive): no other rank can have it (rank 0)
     // EXIT-LOCK: mwrun: rank 0 (pid {{[0-9]+}}) exited with status 0 without calling mw_finalize
-    if (mw_rank() == 0) {
-      mw_acquire(&guard, MW_EXCLUSIVE);
-      exit(0);
-    }
+    if (mw_rank() == 0) mw_acquire(&guard, MW_EXCLUSIVE);
+    mw_barrier(&phase);  // rank 1 asks only once rank 0 holds it
+    if (mw_rank() == 0) exit(0);
     mw_acquire(&guard, MW_EXCLUSIVE);
   }
   if (!strcmp(what, "exit-holding")) {
