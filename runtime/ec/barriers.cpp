@@ -758,6 +758,16 @@ Bindings bound_in(uintptr_t a, uintptr_t b) {
   return out;
 }
 
+std::vector<Run> marked_runs() {
+  std::vector<Run> runs;
+  if (protocol::model() != protocol::Model::kEntry) return runs;
+  std::lock_guard<std::mutex> g(protocol::mu());
+  for (const auto &[addr, k] : g_barriers)
+    for (const Range &r : k->bindings.ranges())
+      dirty::for_each_run(r.addr, r.len, [&](uintptr_t p, size_t n) { runs.push_back({p, n, 0}); });
+  return runs;
+}
+
 void finalize() {
   if (protocol::nprocs() == 1) return;
   transport::as_handler([] {

@@ -20,8 +20,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "core/bindings.hpp"
+#include "ec/timestamps.hpp"
 #include "midway.h"
 
 namespace mw::barriers {
@@ -42,6 +44,11 @@ void bind(mw_barrier_t *b, const void *addr, size_t len);
 // The bytes of [a, b) bound to a barrier on this rank (mw_discard keeps them: a barrier
 // sends each rank only what changed since its last crossing).
 Bindings bound_in(uintptr_t a, uintptr_t b);
+
+// The bytes this rank wrote to data bound to any barrier since it last crossed it, under
+// entry consistency (none otherwise), in runs as a crossing sends them: what fork and
+// join carry, being a crossing for the ranks they order (sync/fork.cpp).
+std::vector<timestamps::Run> marked_runs();
 
 // The barrier bound to bytes of [a, b), if any (mw_bind's overlap check), and every
 // binding of every barrier, as (barrier, range) (the checker, check/).

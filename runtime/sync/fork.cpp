@@ -7,10 +7,14 @@
 #include <cstdio>
 #include <deque>
 #include <mutex>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/waits.hpp"
+#include "ec/barriers.hpp"
 #include "ec/protocol.hpp"
+#include "ec/updates.hpp"
+#include "memory/dirty.hpp"
 #include "rc/pending_updates.hpp"
 #include "transport/transport.hpp"
 
@@ -30,6 +34,7 @@ std::deque<uint64_t> g_starts;   // a worker's forks received and not yet run
 uint64_t g_joined = 0;           // rank 0: kForkJoined received, over all forks
 uint64_t g_expected = 0;         // rank 0: kForkJoined that end the outstanding fork
 bool g_outstanding = false;
+std::vector<timestamps::Run> g_joined_data;  // rank 0: barrier-bound data the workers sent
 
 // Is addr inside an executable segment of a loaded object? Every rank runs the same
 // program at the same addresses (memory/same_layout), so a fork's function is code here
@@ -71,11 +76,49 @@ void on_joined(const transport::Header &h, std::span<const std::byte> payload) {
   g_joined++;
 }
 
+// Barrier-bound data a fork or a join carries (kForkData, ahead of the start or the
+// join: a sender's messages arrive in order). A fork and a join order the creator's
+// writes and the workers' as a crossing does, but no barrier is crossed: without this,
+// data bound to a barrier written before a fork reached the workers only at their first
+// crossing, and what a worker wrote after its last crossing never reached the creator,
+// whose next crossing then took it for a write of the same phase. Placed by the placer;
+// at a worker the bytes supersede its own marks, as a crossing's do. At the creator they
+// are marked at the join, as if it had written them (by the application thread, whose
+// own marks a handler's could race with): its next fork passes them to every worker.
+void on_data(const transport::Header &h, std::span<const std::byte> head) {
+  const updates::Parsed p = updates::parse(h, head, 0);
+  if (protocol::rank() == kCreator) {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_joined >= g_expected) protocol::malformed(h, "fork data of no outstanding fork");
+  } else if (h.sender != kCreator) {
+    protocol::malformed(h, "fork data from a rank other than 0");
+  }
+  if (protocol::rank() == kCreator) {
+    std::lock_guard<std::mutex> g(g_mu);
+    for (const updates::RunDesc &d : p.runs) g_joined_data.push_back({d.addr, d.len, 0});
+    return;
+  }
+  for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+}
+
+// The barrier-bound bytes this rank wrote since its last crossing, to `ranks`, then out
+// of its marks (they are there now; a crossing does not send them again).
+void send_marked(std::span<const int> ranks) {
+  const std::vector<timestamps::Run> runs = barriers::marked_runs();
+  if (runs.empty()) return;
+  for (int r : ranks)
+    updates::send(r, MsgType::kForkData, MsgType::kForkData, 0, runs, nullptr, 0, protocol::tick());
+  for (const timestamps::Run &run : runs) dirty::clear(reinterpret_cast<void *>(run.addr), run.len);
+}
+
 void start_all(uint64_t fn) {
   const Start s{fn};
   transport::as_handler([&] {
+    std::vector<int> workers;
     for (int r = 0; r < protocol::nprocs(); r++)
-      if (r != kCreator) protocol::send_body(r, MsgType::kForkStart, s);
+      if (r != kCreator) workers.push_back(r);
+    if (fn != 0) send_marked(workers);
+    for (int r : workers) protocol::send_body(r, MsgType::kForkStart, s);
   });
 }
 
@@ -84,6 +127,7 @@ void start_all(uint64_t fn) {
 void init() {
   transport::on(MsgType::kForkStart, on_start);
   transport::on(MsgType::kForkJoined, on_joined);
+  transport::on(MsgType::kForkData, on_data, updates::place);
 }
 
 void start(Function fn) {
@@ -117,6 +161,8 @@ void join() {
   }
   std::lock_guard<std::mutex> g(g_mu);
   g_outstanding = false;
+  for (const timestamps::Run &run : g_joined_data) dirty::mark(reinterpret_cast<void *>(run.addr), run.len);
+  g_joined_data.clear();
 }
 
 bool outstanding() {
@@ -148,7 +194,11 @@ void done() {
   std::fflush(nullptr);
   pending_updates::flush();  // the worker's writes reach rank 0 before it hears of the join
   const Start nothing{0};
-  transport::as_handler([&] { protocol::send_body(kCreator, MsgType::kForkJoined, nothing); });
+  transport::as_handler([&] {
+    const int creator[] = {kCreator};
+    send_marked(creator);
+    protocol::send_body(kCreator, MsgType::kForkJoined, nothing);
+  });
 }
 
 }  // namespace mw::fork

@@ -6,7 +6,9 @@
 // position-dependent executable) and answers kForkJoined. Consistency is release
 // consistency's: rank 0 flushes its pending updates before it starts the workers, and a
 // worker flushes its own before it answers, so a fork is a release by the creator and a
-// join a release by every worker.
+// join a release by every worker. Data bound to barriers goes along too (kForkData):
+// the creator's writes to it since its last crossing to every worker, a worker's to the
+// creator, which passes them on at its next fork. Lock-bound data moves with its locks.
 #pragma once
 
 namespace mw::fork {

@@ -61,6 +61,7 @@ std::string type_name(uint16_t type) {
     case MsgType::kAliveAck: return "ALIVE_ACK";
     case MsgType::kForkStart: return "FORK_START";
     case MsgType::kForkJoined: return "FORK_JOINED";
+    case MsgType::kForkData: return "FORK_DATA";
     case MsgType::kSemWait: return "SEM_WAIT";
     case MsgType::kSemPost: return "SEM_POST";
     case MsgType::kSemGrant: return "SEM_GRANT";

@@ -71,6 +71,7 @@ enum class MsgType : uint16_t {
   // Fork/join, semaphores and condition variables (sync/).
   kForkStart,      // rank 0 -> every other rank: run this function (0: the job ends)
   kForkJoined,     // worker -> rank 0: the function returned, its writes are out
+  kForkData,       // barrier-bound data ahead of kForkStart or kForkJoined (sync/fork.cpp)
   kSemWait,        // waiter -> the semaphore's manager: take one, or queue me
   kSemPost,        // poster -> the manager: one more (its writes are out)
   kSemGrant,       // manager -> waiter: you took one

@@ -8,6 +8,7 @@
 
 #include "ec/locks.hpp"
 #include "ec/protocol.hpp"
+#include "ec/updates.hpp"
 #include "malformed_job.hpp"
 #include "memory/window.hpp"
 #include "sync/fork.hpp"
@@ -54,6 +55,15 @@ TEST(ProtocolSync, AJoinAtARankOtherThanTheCreatorStopsIt) {
 TEST(ProtocolSync, AJoinOfNoOutstandingForkStopsTheCreator) {
   expect_stopped(one_message(1, sync, [](int to) { protocol::send_body(to, MsgType::kForkJoined, uint64_t{0}); }),
                  "malformed FORK_JOINED message from rank 1: a join of no outstanding fork");
+}
+
+// Barrier-bound data a join carries comes only while a fork is outstanding. (Data to a
+// worker from a rank other than 0 needs a third rank to send it.)
+TEST(ProtocolSync, ForkDataOfNoOutstandingForkStopsTheCreator) {
+  expect_stopped(one_message(1, sync, [](int to) {
+                   updates::send(to, MsgType::kForkData, MsgType::kForkData, 0, {}, nullptr, 0, 0);
+                 }),
+                 "malformed FORK_DATA message from rank 1: fork data of no outstanding fork");
 }
 
 // ---- Semaphores and condition variables: kept by the manager of their address ----
