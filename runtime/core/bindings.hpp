@@ -34,37 +34,47 @@ class Bindings {
   const std::vector<Range> &ranges() const { return ranges_; }
   bool empty() const { return ranges_.empty(); }
 
+  // The first range that shares a byte with [a, b), or nullptr.
+  const Range *overlapping(uintptr_t a, uintptr_t b) const {
+    auto it = std::lower_bound(ranges_.begin(), ranges_.end(), a,
+                               [](const Range &r, uintptr_t x) { return r.end() <= x; });
+    return it != ranges_.end() && it->addr < b ? &*it : nullptr;
+  }
+
+  // The ranges are sorted, apart and not touching, so their ends are sorted too: the
+  // ranges a call changes are found by binary search and replaced in place. (Copying
+  // and sorting the whole list on every call made 20 000 bindings take 13 s.)
   void add(uintptr_t addr, size_t len) {
     uintptr_t a = addr, b = addr + len;
-    std::vector<Range> out;
-    for (const Range &r : ranges_) {
-      if (r.end() < a || r.addr > b) {
-        out.push_back(r);
-      } else {  // overlapping or touching: absorb
-        a = std::min(a, r.addr);
-        b = std::max(b, r.end());
-      }
+    auto first = std::lower_bound(ranges_.begin(), ranges_.end(), a,
+                                  [](const Range &r, uintptr_t x) { return r.end() < x; });
+    auto last = first;
+    for (; last != ranges_.end() && last->addr <= b; ++last) {  // overlapping or touching: absorbed
+      a = std::min(a, last->addr);
+      b = std::max(b, last->end());
     }
-    out.push_back({a, b - a});
-    std::sort(out.begin(), out.end(), [](const Range &x, const Range &y) { return x.addr < y.addr; });
-    ranges_ = std::move(out);
+    ranges_.insert(ranges_.erase(first, last), Range{a, b - a});
   }
 
   void remove(uintptr_t addr, size_t len) {
-    uintptr_t a = addr, b = addr + len;
-    std::vector<Range> out;
-    for (const Range &r : ranges_) {
-      if (r.end() <= a || r.addr >= b) {
-        out.push_back(r);
-        continue;
-      }
-      if (r.addr < a) out.push_back({r.addr, a - r.addr});
-      if (r.end() > b) out.push_back({b, r.end() - b});
+    const uintptr_t a = addr, b = addr + len;
+    auto first = std::lower_bound(ranges_.begin(), ranges_.end(), a,
+                                  [](const Range &r, uintptr_t x) { return r.end() <= x; });
+    Range kept[2];
+    size_t n = 0;
+    auto last = first;
+    for (; last != ranges_.end() && last->addr < b; ++last) {
+      if (last->addr < a) kept[n++] = {last->addr, a - last->addr};
+      if (last->end() > b) kept[n++] = {b, last->end() - b};
     }
-    ranges_ = std::move(out);
+    ranges_.insert(ranges_.erase(first, last), kept, kept + n);
   }
 
-  void assign(std::vector<Range> ranges) { ranges_ = std::move(ranges); }
+  // Any ranges, in any order (a message's): kept as add() keeps them.
+  void assign(const std::vector<Range> &ranges) {
+    ranges_.clear();
+    for (const Range &r : ranges) add(r.addr, r.len);
+  }
 
 
  private:

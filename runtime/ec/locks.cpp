@@ -883,8 +883,7 @@ namespace {
 Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except) {
   for (const auto &[addr, k] : g_locks)
     if (addr != except)
-      for (const Range &r : k->bindings.ranges())
-        if (r.addr < b && r.end() > a) return {addr, r};
+      if (const Range *r = k->bindings.overlapping(a, b)) return {addr, *r};
   return {};
 }
 
