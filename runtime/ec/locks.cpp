@@ -571,6 +571,8 @@ void on_grant(const Header &h, Bytes head) {
   if (ex.back) take_back(k, h, ex.again);  // served at this rank's release
 }
 
+Guard guard_in(uintptr_t a, uintptr_t b, uintptr_t except);  // below
+
 void on_bindings(const Header &h, Bytes payload) {
   if (payload.size() < 16 || (payload.size() - 16) % 16 != 0) malformed(h, "wrong length");
   std::vector<uint64_t> w(payload.size() / 8);
@@ -588,6 +590,29 @@ void on_bindings(const Header &h, Bytes payload) {
     k.theirs = std::move(ranges);
     k.theirs_from = h.sender;
     return;
+  }
+  // Each byte has one guard. Two ranks that bind the same bytes to two locks, each
+  // holding its own, pass every check of mw_bind; the conflict shows here, where one
+  // lock's bindings reach a rank that bound those bytes to the other. Applied, the later
+  // grant of either lock would overwrite the other's newer data, silently.
+  for (size_t i = 2; i < w.size(); i += 2) {
+    Guard other = barriers::guard_of(w[i], w[i] + w[i + 1]);
+    const char *what = "barrier";
+    if (!other.object) {
+      std::lock_guard<std::mutex> g(protocol::mu());
+      other = guard_in(w[i], w[i] + w[i + 1], w[0]);
+      what = "lock";
+    }
+    if (other.object)
+      fatal("mw_acquire",
+            "lock %s's grant from rank %d binds %s to it, but this rank has bound those bytes "
+            "to %s %s ([%#lx, +%zu)): a byte of shared data has at most one guard (two ranks "
+            "bound it to two objects, each holding its own lock)",
+            protocol::lock_name(reinterpret_cast<void *>(w[0])).c_str(), h.sender,
+            protocol::data_name(w[i], w[i + 1]).c_str(), what,
+            (*what == 'l' ? protocol::lock_name(reinterpret_cast<void *>(other.object))
+                          : protocol::barrier_name(reinterpret_cast<void *>(other.object))).c_str(),
+            static_cast<unsigned long>(other.range.addr), other.range.len);
   }
   for (size_t i = 2; i < w.size(); i += 2) {
     // Bound here as where the binding was made: a page now wholly bound is entry
