@@ -259,6 +259,14 @@ public:
 constexpr StringLiteral CannotMark =
     ", which Midway cannot mark dirty; pass it private memory and copy the "
     "result";
+/// A C library function as the source calls it: glibc's headers redirect scanf and
+/// its kin to __isoc99_ (or __isoc23_) names, which no user wrote.
+static StringRef sourceName(StringRef Name) {
+  if (!Name.consume_front("__isoc99_"))
+    Name.consume_front("__isoc23_");
+  return Name;
+}
+
 constexpr StringLiteral AsmCannotMark =
     ", which Midway cannot mark dirty; keep its stores to private memory, or call "
     "mw_written on what it writes";
@@ -610,7 +618,7 @@ bool formatMayWrite(const Value *Format) {
 /// writes through its variadic arguments the pass marks when the format is a
 /// constant (see parseScanfFormat).
 std::optional<unsigned> getScanfFormatArgument(StringRef Name) {
-  Name.consume_front("__isoc99_") || Name.consume_front("__isoc23_");
+  Name = sourceName(Name);
   if (Name == "scanf")
     return 0;
   if (Name == "fscanf" || Name == "sscanf")
@@ -2114,7 +2122,7 @@ void FunctionInstrumenter::chooseCalls() {
           if (ClWarnUnmarked &&
               CB->getArgOperand(ArgNo)->getType()->isPointerTy() &&
               !isPrivate(CB->getArgOperand(ArgNo))) {
-            warnUnmarked(*CB, "call to '" + Callee->getName() +
+            warnUnmarked(*CB, "call to '" + sourceName(Callee->getName()) +
                                   "' may write shared memory through argument " +
                                   Twine(ArgNo + 1) + CannotMark);
             break;
@@ -2160,7 +2168,7 @@ void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
       // Nothing can follow a musttail call, and an invoke's normal edge may be
       // shared; C library functions are neither invoked nor musttail in C.
       if (ClWarnUnmarked)
-        warnUnmarked(CB, "call to '" + Callee.getName() +
+        warnUnmarked(CB, "call to '" + sourceName(Callee.getName()) +
                              "' may write shared memory through argument " +
                              Twine(*Marked + 1) +
                              ", which Midway cannot mark dirty after an invoke "
@@ -2171,7 +2179,7 @@ void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
   }
   if (ClWarnUnmarked)
     checkPointerArguments(CB, MI.getLibcAttributes(Callee), Marked, Func,
-                          "call to '" + Callee.getName() + "'", CannotMark);
+                          "call to '" + sourceName(Callee.getName()) + "'", CannotMark);
 }
 
 /// A scanf-family call whose format the pass can read is marked after it

@@ -21,11 +21,11 @@ target triple = "x86_64-unknown-linux-gnu"
 @fmt.pos = private constant [4 x i8] c"%1$d"
 
 ; Warnings come first (they are printed while the pass runs).
-; CHECK: warning: midway: in function 'unreadable': call to '__isoc99_sscanf' may write shared memory through argument 3
+; CHECK: warning: midway: in function 'unreadable': call to 'sscanf' may write shared memory through argument 3
 ; fscanf's C99 entry point is not in TLI: its arguments after the format are still the
 ; ones named (the FILE and the format are not written), and it is not recorded as a
 ; function mwcc is assumed to have built (mw_init would blame argument 1).
-; CHECK: warning: midway: in function 'unreadable': call to '__isoc99_fscanf' may write shared memory through argument 3
+; CHECK: warning: midway: in function 'unreadable': call to 'fscanf' may write shared memory through argument 3
 ; CHECK: warning: midway: in function 'unreadable': call to 'sscanf' may write shared memory through argument 3
 ; CHECK: warning: midway: in function 'unreadable': call to 'sscanf' may write shared memory through argument 3
 ; CHECK-NOT: warning:
