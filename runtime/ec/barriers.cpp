@@ -22,6 +22,7 @@
 #include "ec/timestamps.hpp"
 #include "transport/transport.hpp"
 #include "ec/updates.hpp"
+#include "memory/window.hpp"
 
 namespace mw::barriers {
 namespace {
@@ -155,6 +156,25 @@ bool peer_on_my_cpu() {
   return false;
 }
 
+// A rank's bindings of one barrier, told apart by their count, bytes and a hash of the
+// ranges: the start-up calls must be the same on every rank (audit 28: a rank that
+// skipped mw_barrier_bind neither sent its writes with the crossings nor received the
+// others', silently).
+struct Digest {
+  uint64_t barrier, ranges, bytes, hash;
+  bool operator==(const Digest &) const = default;
+};
+
+Digest digest_of(uintptr_t addr, const Bindings &b) {
+  Digest d{addr, 0, 0, 1469598103934665603ull};
+  for (const Range &r : b.ranges()) {
+    d.ranges++;
+    d.bytes += r.len;
+    for (uint64_t v : {static_cast<uint64_t>(r.addr), static_cast<uint64_t>(r.len)}) d.hash = (d.hash ^ v) * 1099511628211ull;
+  }
+  return d;
+}
+
 struct Barrier {
   uintptr_t addr = 0;
   Bindings bindings;
@@ -181,6 +201,10 @@ struct Barrier {
   // At the manager, per rank: the runs of an arrival too big for one message, from its
   // messages before the last (BARRIER_DATA), which on_arrive joins to the last one's.
   std::vector<std::vector<Run>> parts;
+  // At the manager: each rank's bindings of this barrier at its first crossing
+  // (BARRIER_BINDINGS), and its own, once it has crossed (digests: see Digest).
+  std::vector<std::optional<Digest>> first_bindings;
+  std::optional<Digest> own_bindings;
 };
 
 // Never destroyed (as all module state the service thread touches): a rank that
@@ -212,6 +236,7 @@ Barrier &get(uintptr_t addr) {
     slot->seen.assign(static_cast<size_t>(protocol::nprocs()), 0);
     slot->by_slot.assign(static_cast<size_t>(protocol::nprocs()), 0);
     slot->parts.resize(static_cast<size_t>(protocol::nprocs()));
+    slot->first_bindings.resize(static_cast<size_t>(protocol::nprocs()));
   }
   return *slot;
 }
@@ -491,6 +516,38 @@ void on_release(const Header &h, Bytes head) {
   k.released.store(ex.epoch, std::memory_order_release);
 }
 
+// At the manager, under the mutex: rank r's bindings at its first crossing against its
+// own at its own first crossing (each rank's, taken when it crossed, whichever comes
+// first); a difference stops the job.
+void compare_bindings(const Barrier &k, int r) {
+  const std::optional<Digest> &theirs = k.first_bindings[static_cast<size_t>(r)];
+  if (!k.own_bindings || !theirs || *theirs == *k.own_bindings) return;
+  const Digest &mine = *k.own_bindings;
+  fatal("mw_barrier",
+        "barrier %s: the ranks bound different data to it (mw_barrier_bind must be the same "
+        "calls on every rank, before its first crossing): rank %d bound %llu range%s of %llu "
+        "bytes, this rank %llu range%s of %llu bytes%s",
+        protocol::barrier_name(reinterpret_cast<void *>(k.addr)).c_str(), r,
+        static_cast<unsigned long long>(theirs->ranges), theirs->ranges == 1 ? "" : "s",
+        static_cast<unsigned long long>(theirs->bytes), static_cast<unsigned long long>(mine.ranges),
+        mine.ranges == 1 ? "" : "s", static_cast<unsigned long long>(mine.bytes),
+        theirs->ranges == mine.ranges && theirs->bytes == mine.bytes ? ", at other addresses" : "");
+}
+
+void on_bindings_digest(const Header &h, Bytes payload) {
+  const Digest d = protocol::read_body<Digest>(h, payload);
+  if (!window::contains(reinterpret_cast<void *>(d.barrier), sizeof(mw_barrier_t)))
+    protocol::malformed(h, "a barrier outside the shared window");
+  if (me() != kManager)
+    protocol::malformed(h, "bindings sent to a rank that is not the barriers' manager", protocol::barrier_object(d.barrier));
+  std::lock_guard<std::mutex> g(protocol::mu());
+  Barrier &k = get(d.barrier);
+  std::optional<Digest> &slot = k.first_bindings[static_cast<size_t>(h.sender)];
+  if (slot) protocol::malformed(h, "a first crossing's bindings sent twice", protocol::barrier_object(d.barrier));
+  slot = d;
+  compare_bindings(k, h.sender);
+}
+
 void on_finalizing(const Header &h, Bytes) {
   std::lock_guard<std::mutex> g(protocol::mu());
   if (me() == kManager) take_slot_arrivals(true);  // so that the checks see every arrival
@@ -513,6 +570,7 @@ void init() {
   transport::on(MsgType::kBarrierData, on_data, updates::place);
   transport::on(MsgType::kBarrierRelease, on_release, updates::place);
   transport::on(MsgType::kFinalizing, on_finalizing);
+  transport::on(MsgType::kBarrierBindings, on_bindings_digest);
 }
 
 namespace {
@@ -533,10 +591,20 @@ void cross_here(mw_barrier_t *b, bool final) {
   std::vector<Run> runs;
   bool slot = false, arrived = false, by_exchange = false;
   uint64_t arrival_clock = 0, arrival_seq = 0;
+  std::optional<Digest> first_digest;
   {
     std::lock_guard<std::mutex> g(protocol::mu());
     k = &get(reinterpret_cast<uintptr_t>(b));
     epoch = ++k->crossings;
+    // The first crossing compares the ranks' bindings of the barrier, at the manager.
+    if (epoch == 1 && protocol::model() == protocol::Model::kEntry) {
+      if (manager) {
+        k->own_bindings = digest_of(k->addr, k->bindings);
+        for (int r = 0; r < protocol::nprocs(); r++) compare_bindings(*k, r);
+      } else {
+        first_digest = digest_of(k->addr, k->bindings);
+      }
+    }
     waiting.emplace(waits::Kind::kBarrier, reinterpret_cast<uintptr_t>(b), kManager,
                     static_cast<uint32_t>(std::min<uint64_t>(epoch, UINT32_MAX)));
     k->waiting = !final || manager;
@@ -596,6 +664,8 @@ void cross_here(mw_barrier_t *b, bool final) {
       }
     }
   }
+  if (first_digest)  // checked once it lands, whichever way the arrival goes
+    transport::as_handler([&] { protocol::send_body(kManager, MsgType::kBarrierBindings, *first_digest); });
   // A step that may send runs as a handler, so that its messages keep their order with
   // the handlers' and a send never waits for a thread that waits for the mutex
   // (transport::as_handler).

@@ -41,6 +41,7 @@ std::string type_name(uint16_t type) {
     case MsgType::kLockRevokeAck: return "LOCK_REVOKE_ACK";
     case MsgType::kBarrierArrive: return "BARRIER_ARRIVE";
     case MsgType::kBarrierData: return "BARRIER_DATA";
+    case MsgType::kBarrierBindings: return "BARRIER_BINDINGS";
     case MsgType::kBarrierRelease: return "BARRIER_RELEASE";
     case MsgType::kFinalizing: return "FINALIZING";
     case MsgType::kPageRequest: return "PAGE_REQUEST";

@@ -47,6 +47,7 @@ enum class MsgType : uint16_t {
   kBarrierArrive,  // crosser -> the barrier's manager, with its updates to bound data
   kBarrierData,    // more of an arrival's or a release's updates, ahead of it
   kBarrierRelease, // manager -> crosser, with the updates of the others it lacks
+  kBarrierBindings,// crosser -> the manager, at its first crossing: its bindings' digest
   kFinalizing,     // a rank reached mw_finalize: it crosses no more barriers
   // Release and processor consistency (rc/copysets.cpp, rc/pending_updates.cpp).
   kPageRequest,    // faulting rank -> the page's home: send me the page, add me

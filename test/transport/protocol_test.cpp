@@ -340,6 +340,35 @@ void arrive_at(int to, uint64_t epoch) {
   send_parts(to, MsgType::kBarrierArrive, head);
 }
 
+// A rank's bindings of a barrier at its first crossing (barriers.cpp, Digest).
+struct BindingsDigest {
+  uint64_t barrier, ranges, bytes, hash;
+};
+
+TEST(Protocol, BarrierBindingsAtARankThatManagesNoBarrierStopIt) {
+  expect_stopped(one_message(0, entry, [](int to) {
+                   protocol::send_body(to, MsgType::kBarrierBindings, BindingsDigest{kLock0, 0, 0, 0});
+                 }),
+                 "malformed BARRIER_BINDINGS message from rank 0" + about("barrier", window::kBase) +
+                     ": bindings sent to a rank that is not the barriers' manager", 1);
+}
+
+TEST(Protocol, BarrierBindingsSentTwiceStopTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kBarrierBindings, BindingsDigest{kLock0, 0, 0, 0});
+                   protocol::send_body(to, MsgType::kBarrierBindings, BindingsDigest{kLock0, 0, 0, 0});
+                 }),
+                 "malformed BARRIER_BINDINGS message from rank 1" + about("barrier", window::kBase) +
+                     ": a first crossing's bindings sent twice");
+}
+
+TEST(Protocol, BarrierBindingsOfAnAddressOutsideTheWindowStopTheManager) {
+  expect_stopped(lock_message_from_rank1([](int to) {
+                   protocol::send_body(to, MsgType::kBarrierBindings, BindingsDigest{0x1000, 0, 0, 0});
+                 }),
+                 "malformed BARRIER_BINDINGS message from rank 1: a barrier outside the shared window");
+}
+
 TEST(Protocol, AnArrivalAtARankThatManagesNoBarrierStopsIt) {
   expect_stopped(one_message(0, entry, [](int to) { arrive_at(to, 1); }),
                  "malformed BARRIER_ARRIVE message from rank 0" + about("barrier", window::kBase) +
