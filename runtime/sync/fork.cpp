@@ -87,18 +87,14 @@ void on_joined(const transport::Header &h, std::span<const std::byte> payload) {
 // own marks a handler's could race with): its next fork passes them to every worker.
 void on_data(const transport::Header &h, std::span<const std::byte> head) {
   const updates::Parsed p = updates::parse(h, head, 0);
-  if (protocol::rank() == kCreator) {
-    std::lock_guard<std::mutex> g(g_mu);
-    if (g_joined >= g_expected) protocol::malformed(h, "fork data of no outstanding fork");
-  } else if (h.sender != kCreator) {
-    protocol::malformed(h, "fork data from a rank other than 0");
-  }
-  if (protocol::rank() == kCreator) {
-    std::lock_guard<std::mutex> g(g_mu);
-    for (const updates::RunDesc &d : p.runs) g_joined_data.push_back({d.addr, d.len, 0});
+  if (protocol::rank() != kCreator) {
+    if (h.sender != kCreator) protocol::malformed(h, "fork data from a rank other than 0");
+    for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
     return;
   }
-  for (const updates::RunDesc &d : p.runs) dirty::clear(reinterpret_cast<void *>(d.addr), d.len);
+  std::lock_guard<std::mutex> g(g_mu);
+  if (g_joined >= g_expected) protocol::malformed(h, "fork data of no outstanding fork");
+  for (const updates::RunDesc &d : p.runs) g_joined_data.push_back({d.addr, d.len, 0});
 }
 
 // The barrier-bound bytes this rank wrote since its last crossing, to `ranks`, then out
