@@ -272,6 +272,7 @@ MW_EXPORT void mw_fork_serve(void) {
   for (;;) {
     mw::fork::Function fn = mw::fork::next();
     if (!fn) break;
+    mw::copysets::join_landed();  // pages bound in part that the fork's data landed on
     mw::check::synced_unseen();
     fn();
     mw::fork::done();
@@ -302,6 +303,7 @@ MW_EXPORT void mw_join(void) {
   mw::ApiCall api_call_(__builtin_return_address(0));
   require_creator("mw_join");
   mw::fork::join();
+  mw::copysets::join_landed();  // pages bound in part that the workers' data landed on
   mw::check::synced_unseen();
 }
 

@@ -5,7 +5,9 @@
 // writes only at their first crossing, and the creator never saw the workers' last ones.)
 // The binding is made in a forked function on every rank, as API.md says to bind in a
 // fork/join program; the round number, set by the creator before each fork, is bound too,
-// as mwrun --advise proposes.
+// as mwrun --advise proposes. Unbound data on the same page as round_no (notes) comes
+// with the fork too: the fork's data lands on that page, bound in part, which the worker
+// then fetches before it runs (it read zeros: audit 30).
 // RUN: %mwcc -O2 %s -o %t
 // RUN: %mwrun -n 2 %t | FileCheck %s
 // RUN: %mwrun -n 3 %t | FileCheck %s
@@ -20,6 +22,7 @@ enum { N = 2048, ROUNDS = 3 };
 MW_SHARED mw_barrier_t phase;
 MW_SHARED long grid[N];
 MW_SHARED long round_no;
+MW_SHARED long notes[64];  // bound to nothing
 MW_SHARED int wrong;  // counted under a lock after the join
 MW_SHARED mw_lock_t count;
 
@@ -30,13 +33,15 @@ static void bind(void) {
 
 static void report(const char *where, long i, long got, long want) {
   mw_acquire(&count, MW_EXCLUSIVE);
-  if (wrong++ < 4) printf("WRONG rank %d round %ld %s: grid[%ld] = %ld, want %ld\n", mw_rank(), round_no, where, i, got, want);
+  if (wrong++ < 4) printf("WRONG rank %d round %ld %s: [%ld] = %ld, want %ld\n", mw_rank(), round_no, where, i, got, want);
   mw_release(&count);
 }
 
 static void work(void) {
   const int me = mw_rank(), np = mw_nprocs();
   const long r = round_no;
+  for (long i = 0; i < 64; i++)
+    if (notes[i] != 5 * r + i) report("in notes at the start", i, notes[i], 5 * r + i);
   // The creator's writes before the fork, here at the start.
   for (long i = 0; i < N; i++)
     if (grid[i] != 1000 * r + i) report("at the start", i, grid[i], 1000 * r + i);
@@ -62,6 +67,7 @@ int main(int argc, char **argv) {
       for (long i = 0; i < N; i++)
         if (grid[i] != 7 * i + r - 1) report("after the join", i, grid[i], 7 * i + r - 1);
     round_no = r;
+    for (long i = 0; i < 64; i++) notes[i] = 5 * r + i;
     for (long i = 0; i < N; i++) grid[i] = 1000 * r + i;
     mw_fork(work);
     work();
