@@ -221,7 +221,7 @@ bool code_if_loaded(uintptr_t pc, char *out, size_t size) {
 std::string program_call_site(uintptr_t pc) { return known_code(pc) ? call_site(pc) : ""; }
 
 std::string wait_name(uint64_t addr, bool code) {
-  if (code) return known_code(addr) ? call_site(addr) : "";
+  if (code) return program_call_site(addr);
   return known(addr) ? variable(addr) : "";
 }
 
