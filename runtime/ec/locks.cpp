@@ -595,8 +595,8 @@ void on_bindings(const Header &h, Bytes payload) {
   // holding its own, pass every check of mw_bind; the conflict shows here, where one
   // lock's bindings reach a rank that bound those bytes to the other. Applied, the later
   // grant of either lock would overwrite the other's newer data, silently.
-  // Under the dial's rc and pc, bindings move no data (and an unbinding tells no rank),
-  // so only entry consistency checks.
+  // Under the dial's rc and pc bindings move no data, so two guards lose none: only entry
+  // consistency checks.
   for (size_t i = 2; i < w.size() && protocol::model() == protocol::Model::kEntry; i += 2) {
     Guard other = barriers::guard_of(w[i], w[i] + w[i + 1]);
     const char *what = "barrier";

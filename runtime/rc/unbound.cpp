@@ -25,6 +25,11 @@
 // broadcast of one range, which mw_unbind makes rarely (to move data to another lock,
 // or before freeing it). The start-up pattern (every rank unbinds alike before any holds
 // the lock) sends nothing: nobody can have written the data under the lock yet.
+//
+// Under release or processor consistency (mwrun --model) bound data is a copyset's all
+// along, and UNBOUND carries no bytes: it only tells the other ranks that the binding is
+// gone, since a rank whose record still held it would refuse its own later mw_bind of the
+// bytes to another lock as a second guard.
 #include <cstring>
 
 #include "ec/locks.hpp"
@@ -104,21 +109,29 @@ void return_pages(uintptr_t a, size_t len, const std::byte *data, int sender) {
 }  // namespace
 
 void unbound(uintptr_t lock, const void *p, size_t len, bool holder) {
-  if (!g_enabled || protocol::model() != protocol::Model::kEntry || len == 0) return;
+  if (!g_enabled || len == 0) return;
+  const bool entry = protocol::model() == protocol::Model::kEntry;
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   if (holder) {
     // A copy: this rank may drop its pages below before a peer has read the bytes.
-    std::vector<std::byte> bytes(len);
-    std::memcpy(bytes.data(), p, len);
+    std::vector<std::byte> bytes(entry ? len : 0);
+    std::memcpy(bytes.data(), p, bytes.size());
     UnboundHead head{lock, a, len};
-    const iovec h{&head, sizeof head}, b{bytes.data(), len};
+    const iovec h{&head, sizeof head}, b{bytes.data(), bytes.size()};
     g_answers_left.store(g_np - 1, std::memory_order_relaxed);
     for (int q = 0; q < g_np; ++q)
       if (q != g_me) transport::send(q, MsgType::kUnbound, std::span<const iovec>(&h, 1), std::span<const iovec>(&b, 1));
     transport::progress_until([] { return g_answers_left.load(std::memory_order_acquire) == 0; });
+    if (!entry) return;
     // Written under the lock, and now everywhere: no flush is to send them again.
     dirty::clear(p, len);
+    // Its own pages take the bytes as a peer's do: a home must count them written, or it
+    // would answer a fetch by a rank that never held the page with "unwritten", and that
+    // rank would read its initial image (test/e2e/move_between_locks.c).
+    std::lock_guard<std::mutex> g(g_mu);
+    return return_pages(a, len, bytes.data(), g_me);
   }
+  if (!entry) return;
   std::lock_guard<std::mutex> g(g_mu);
   return_pages(a, len, nullptr, g_me);
 }
@@ -127,14 +140,18 @@ void on_unbound(const Header &h, Bytes payload) {
   if (payload.size() < sizeof(UnboundHead)) protocol::malformed(h, "wrong length");
   UnboundHead head;
   std::memcpy(&head, payload.data(), sizeof head);
-  if (payload.size() - sizeof head != head.len) protocol::malformed(h, "wrong length", protocol::lock_object(head.lock));
+  const bool entry = protocol::model() == protocol::Model::kEntry;
+  if (payload.size() - sizeof head != (entry ? head.len : 0))
+    protocol::malformed(h, "wrong length", protocol::lock_object(head.lock));
   const uintptr_t a = static_cast<uintptr_t>(head.addr);
   if (head.len == 0 || !window::contains(reinterpret_cast<void *>(a), head.len))
     protocol::malformed(h, "a range outside the shared window", protocol::lock_object(head.lock));
-  if (g_enabled && protocol::model() == protocol::Model::kEntry) {
+  if (g_enabled) {
     locks::forget(head.lock, a, head.len);
-    std::lock_guard<std::mutex> g(g_mu);
-    return_pages(a, head.len, payload.data() + sizeof head, h.sender);
+    if (entry) {
+      std::lock_guard<std::mutex> g(g_mu);
+      return_pages(a, head.len, payload.data() + sizeof head, h.sender);
+    }
   }
   protocol::send_body(h.sender, MsgType::kUnboundAck, head.lock);
 }
