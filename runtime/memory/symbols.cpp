@@ -168,44 +168,69 @@ std::string code(uintptr_t pc) {
   return s->name + buf;
 }
 
-std::string call_line(uintptr_t pc) {
+namespace {
+struct Frame {
+  std::string function, line;
+};
+
+// The source frames of the call that returns to `pc`, innermost first: one, or more where
+// the call was made in code inlined into the function holding it (addr2line -i). "" for
+// a line the tables do not have.
+std::vector<Frame> call_frames(uintptr_t pc) {
   // The file itself: /proc/self/exe would name addr2line's own.
   std::string exe = g_exe;
   if (exe == "/proc/self/exe") {
     char path[4096];
     const ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n <= 0) return "";
+    if (n <= 0) return {};
     exe.assign(path, static_cast<size_t>(n));
   }
-  if (pc == 0 || exe.find('\'') != std::string::npos) return "";
+  if (pc == 0 || exe.find('\'') != std::string::npos) return {};
   // pc - 1: a byte of the call instruction, whose line is the call's (the return
   // address may start the next line's code).
   char cmd[64 + 4096];
-  std::snprintf(cmd, sizeof cmd, "addr2line -e '%s' %#" PRIxPTR " 2>/dev/null", exe.c_str(), pc - 1);
-  std::string line;
+  std::snprintf(cmd, sizeof cmd, "addr2line -f -i -e '%s' %#" PRIxPTR " 2>/dev/null", exe.c_str(), pc - 1);
+  std::string out;
   if (FILE *f = popen(cmd, "r")) {
     char buf[4096];
     size_t n;
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) line.append(buf, n);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
     pclose(f);
   }
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  if (line.empty() || line.find("??") != std::string::npos || line.find('\n') != std::string::npos) return "";
-  line = line.substr(0, line.find(" (discriminator"));
-  // Optimized code gives line 0 ("file:?") to a call it made of several (two branches'
-  // calls merged into one): the file alone then.
-  if (line.size() > 2 && line.compare(line.size() - 2, 2, ":?") == 0) line.resize(line.size() - 2);
-  if (line.empty()) return "";
-  // Relative to the working directory, as the compiler was usually given the file.
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < out.size();) {
+    const size_t end = std::min(out.find('\n', at), out.size());
+    lines.push_back(out.substr(at, end - at));
+    at = end + 1;
+  }
   char cwd[4096];
-  if (getcwd(cwd, sizeof cwd) && line.compare(0, std::strlen(cwd), cwd) == 0 && line[std::strlen(cwd)] == '/')
-    line.erase(0, std::strlen(cwd) + 1);
-  return line;
+  const bool have_cwd = getcwd(cwd, sizeof cwd) != nullptr;
+  std::vector<Frame> frames;
+  for (size_t i = 0; i + 1 < lines.size(); i += 2) {
+    std::string line = lines[i + 1];
+    line = line.substr(0, line.find(" (discriminator"));
+    if (line.find("??") != std::string::npos) line.clear();
+    // Optimized code gives line 0 ("file:?") to a call it made of several (two branches'
+    // calls merged into one): the file alone then.
+    if (line.size() > 2 && line.compare(line.size() - 2, 2, ":?") == 0) line.resize(line.size() - 2);
+    // Relative to the working directory, as the compiler was usually given the file.
+    if (have_cwd && line.compare(0, std::strlen(cwd), cwd) == 0 && line[std::strlen(cwd)] == '/')
+      line.erase(0, std::strlen(cwd) + 1);
+    frames.push_back({lines[i] == "??" ? "" : lines[i], line});
+  }
+  return frames;
 }
+}  // namespace
 
 std::string call_site(uintptr_t pc) {
-  std::string line = call_line(pc);
-  return line.empty() ? code(pc) : code(pc) + " at " + line;
+  const std::vector<Frame> frames = call_frames(pc);
+  if (frames.empty() || frames.front().line.empty()) return code(pc);
+  // A call made in an inlined function is named there, as a debugger's backtrace names
+  // it, then each function it was inlined in; the outermost is the one the code is in.
+  std::string site;
+  for (size_t i = 0; i + 1 < frames.size(); ++i)
+    site += (frames[i].function.empty() ? "?" : frames[i].function) + " at " + frames[i].line + ", inlined in ";
+  return site + code(pc) + (frames.back().line.empty() ? "" : " at " + frames.back().line);
 }
 
 void load() { (void)table(); }

@@ -43,11 +43,10 @@ std::string element(const std::string &name, const mw_object &o, uint64_t offset
 
 // The function holding code address `pc`, as `main+0x4c`, or the address in hex.
 std::string code(uintptr_t pc);
-// The source line of the call that returns to `pc` (a return address), as
-// `prog.c:12`, from the executable's line tables (addr2line, binutils; mwcc builds
-// have them), or "" when there is none. Runs a process: for error paths only.
-std::string call_line(uintptr_t pc);
-// Where the call returning to `pc` was made: `main+0x4c at prog.c:12`, or code(pc).
+// Where the call returning to `pc` (a return address) was made: `main+0x4c at
+// prog.c:12`, or `helper at prog.c:5, inlined in main+0x4c at prog.c:12`, from the
+// executable's line tables (addr2line, binutils; mwcc builds have them), or code(pc)
+// when they have none. Runs a process: for error paths only.
 std::string call_site(uintptr_t pc);
 
 // call_site(pc) for a call the executable makes; "" for one from elsewhere (a shared

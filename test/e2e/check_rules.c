@@ -47,7 +47,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "store-unheld") && me == 1) {
     // UNHELD: midway: check: store to lock-bound data without holding its lock (rank 1)
     // UNHELD-NEXT: store of 4 bytes to total at {{.*}}check_rules.c:[[@LINE+4]]:{{[0-9]+}} in main
-    // UNHELD-NEXT: bound to lock total_lock with total +4 bytes (mw_bind called from {{main|bind_all}}+0x{{[0-9a-f]+}} at {{.*}}check_rules.c:37)
+    // UNHELD-NEXT: bound to lock total_lock with total +4 bytes (mw_bind called from {{bind_all\+0x[0-9a-f]+ at .*check_rules.c:37|bind_all at .*check_rules.c:37, inlined in main\+0x[0-9a-f]+ at .*check_rules.c:[0-9]+}})
     // UNHELD-NEXT: locks rank 1 holds: none
     // UNHELD: mwrun: rank 1 (pid {{[0-9]+}}) exited with status 66
     total = 42;
@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "store-shared") && me == 1) {
     // SHARED: midway: check: store to lock-bound data holding its lock only MW_NONEXCLUSIVE (rank 1)
     // SHARED-NEXT: store of 8 bytes to A[2][5] at {{.*}}check_rules.c:[[@LINE+4]]:{{[0-9]+}} in main
-    // SHARED-NEXT: bound to lock row_lock[2] with A[2][0] +64 bytes (mw_bind called from {{main|bind_all}}+0x{{[0-9a-f]+}} at {{.*}}check_rules.c:38)
+    // SHARED-NEXT: bound to lock row_lock[2] with A[2][0] +64 bytes (mw_bind called from {{bind_all\+0x[0-9a-f]+ at .*check_rules.c:38|bind_all at .*check_rules.c:38, inlined in main\+0x[0-9a-f]+ at .*check_rules.c:[0-9]+}})
     // SHARED-NEXT: locks rank 1 holds: row_lock[2] (MW_NONEXCLUSIVE)
     mw_acquire(&row_lock[2], MW_NONEXCLUSIVE);
     A[2][5] += 1.0;

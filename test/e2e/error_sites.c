@@ -3,6 +3,8 @@
 // -g, as a user hunting a bug builds: the call site then has its line.
 // RUN: %mwcc -O1 -g %s -o %t
 // RUN: not %t release-unheld 2>&1 | FileCheck %s --check-prefix=UNHELD
+// A call made in an inlined function is named there, then where it was inlined.
+// RUN: not %t inlined 2>&1 | FileCheck %s --check-prefix=INLINED
 // RUN: not %mwrun -n 2 %t nested 2>&1 | FileCheck %s --check-prefix=NESTED
 // RUN: not %mwrun -n 2 %t stack 2>&1 | FileCheck %s --check-prefix=STACK
 // RUN: not %mwrun -n 2 %t null 2>&1 | FileCheck %s --check-prefix=NULL
@@ -43,6 +45,8 @@ __attribute__((noinline)) int recurse(int n) {
 
 __attribute__((noinline)) int touch(volatile int *p) { return *p; }
 
+static inline __attribute__((always_inline)) void release_it(mw_lock_t *l) { mw_release(l); }
+
 int main(int argc, char **argv) {
   const char *what = argc > 1 ? argv[1] : "ok";
   mw_init(&argc, &argv);
@@ -50,6 +54,11 @@ int main(int argc, char **argv) {
     // UNHELD: midway: mw_release: lock guard is not held by this rank (rank 0)
     // UNHELD-NEXT: midway: mw_release was called from main+0x{{[0-9a-f]+}} at {{.*}}error_sites.c:[[@LINE+1]] (rank 0)
     mw_release(&guard);
+  }
+  if (!strcmp(what, "inlined")) {
+    // INLINED: midway: mw_release: lock guard is not held by this rank (rank 0)
+    // INLINED-NEXT: midway: mw_release was called from release_it at {{.*}}error_sites.c:{{[0-9]+}}, inlined in main+0x{{[0-9a-f]+}} at {{.*}}error_sites.c:[[@LINE+1]] (rank 0)
+    release_it(&guard);
   }
   if (!strcmp(what, "nested") && mw_rank() == 1) free_twice(mw_malloc(64));
   if (!strcmp(what, "stack") && mw_rank() == 1) {
