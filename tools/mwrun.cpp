@@ -1012,10 +1012,25 @@ int merge_trace_files(const std::string &path) {
 // table is printed, once it is set to the ranks' executable.
 bool g_symbols_set = false;
 
+// The file execvp runs for `name` (searching PATH, as it does), or "" if there is none.
+std::string find_program(const std::string &name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char *path = std::getenv("PATH");
+  for (std::string_view dirs = path ? path : "/bin:/usr/bin";;) {
+    const size_t colon = dirs.find(':');
+    const std::string dir(dirs.substr(0, colon));
+    const std::string file = (dir.empty() ? "." : dir) + "/" + name;
+    if (access(file.c_str(), X_OK) == 0) return file;
+    if (colon == std::string_view::npos) return "";
+    dirs.remove_prefix(colon + 1);
+  }
+}
+
 // The ranks' wait records, mapped as they appear in the job directory.
 class Waits {
  public:
-  Waits(const JobDir &dir, int nprocs) : dir_(dir), maps_(static_cast<size_t>(nprocs), nullptr) {}
+  Waits(const JobDir &dir, int nprocs, const std::string &program)
+      : dir_(dir), maps_(static_cast<size_t>(nprocs), nullptr), program_(program) {}
   ~Waits() {
     for (auto *m : maps_)
       if (m) munmap(m, sizeof(mw::waits::Record));
@@ -1034,14 +1049,7 @@ class Waits {
 
   // One line per rank: its wait, or why it is not answering.
   std::string table(const std::vector<pid_t> &pids, const std::vector<mw::waits::Snapshot> &s) {
-    if (!g_symbols_set && !pids.empty() && pids[0] > 0) {
-      char path[4096];
-      ssize_t n = readlink(("/proc/" + std::to_string(pids[0]) + "/exe").c_str(), path, sizeof path - 1);
-      if (n > 0) {
-        mw::symbols::set_executable(std::string(path, static_cast<size_t>(n)));
-        g_symbols_set = true;
-      }
-    }
+    use_symbols();
     const uint64_t now = mw::waits::realtime_ns();
     std::string out;
     for (size_t r = 0; r < s.size(); r++) {
@@ -1083,6 +1091,18 @@ class Waits {
       out += (out.empty() ? "" : "\n") + line;
     }
     return out;
+  }
+
+  // Where the fault rank `r` died of stopped, as " in FUNCTION+0x4c at FILE:LINE" (the rank's
+  // handler could not read lines), or "" if the rank recorded none or the executable's
+  // line tables do not have it.
+  std::string crash_site(int r) {
+    const std::vector<mw::waits::Snapshot> s = read();
+    const mw::waits::Snapshot &me = s[static_cast<size_t>(r)];
+    if (!me.valid || me.rec.crash_pc == 0) return "";
+    use_symbols();
+    const std::string site = mw::symbols::instruction_site(me.rec.crash_pc);
+    return site.empty() ? "" : " in " + site;
   }
 
   // The reason, headed by what kind of deadlock it is, once the ranks it is about (every
@@ -1141,8 +1161,17 @@ class Waits {
     close(fd);
   }
 
+  // Code and data are named from the program's file (not /proc/<pid>/exe, which is a
+  // wrapper's under --exec-prefix).
+  void use_symbols() {
+    if (g_symbols_set || program_.empty()) return;
+    mw::symbols::set_executable(program_);
+    g_symbols_set = true;
+  }
+
   const JobDir &dir_;
   std::vector<mw::waits::Record *> maps_;
+  const std::string program_;
   std::vector<uint64_t> stuck_key_;
   uint64_t stuck_since_ = 0;
 };
@@ -1155,7 +1184,7 @@ std::string describe_signal(int sig) {
 class Job {
  public:
   Job(const Options &o, const JobDir &dir, uint64_t secret)
-      : o_(o), dir_(dir), secret_(secret), pids_(o.nprocs, 0), waits_(dir, o.nprocs) {}
+      : o_(o), dir_(dir), secret_(secret), pids_(o.nprocs, 0), waits_(dir, o.nprocs, find_program(o.command[0])) {}
 
   // The job's exit status.
   int run() {
@@ -1387,7 +1416,8 @@ class Job {
       int code = 0;
       if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
-        why = "was killed by " + describe_signal(sig) + (WCOREDUMP(status) ? " (core dumped)" : "");
+        why = "was killed by " + describe_signal(sig) + (WCOREDUMP(status) ? " (core dumped)" : "") +
+              waits_.crash_site(r);
         code = 128 + sig;
       } else if (WEXITSTATUS(status) != 0) {
         why = "exited with status " + std::to_string(WEXITSTATUS(status));

@@ -161,6 +161,10 @@ void beat() {
   if (g_rec) std::atomic_ref<uint64_t>(g_rec->alive_ns).store(realtime_ns(), std::memory_order_relaxed);
 }
 
+void crashed(uint64_t pc) {
+  if (g_rec) std::atomic_ref<uint64_t>(g_rec->crash_pc).store(pc, std::memory_order_release);
+}
+
 void detail() {
   if (t_detailed || t_depth == 0 || !g_rec) return;
   t_detailed = true;

@@ -39,7 +39,7 @@ enum class Kind : uint32_t {
 };
 
 constexpr uint32_t kMagic = 0x5457574d;  // "MWWT"
-constexpr uint32_t kVersion = 1;
+constexpr uint32_t kVersion = 2;
 constexpr int kMaxHeld = 8;
 constexpr const char *kFilePrefix = "wait.";  // + rank, in the job directory
 
@@ -60,6 +60,7 @@ struct Record {
   uint64_t barriers;           // barrier waits begun so far (this one included)
   uint64_t held[kMaxHeld];
   uint64_t alive_ns;           // CLOCK_REALTIME when the runtime last ran (std::atomic_ref)
+  uint64_t crash_pc;           // the instruction a fault the rank dies of stopped, or 0
 };
 
 // A consistent copy of a record (false if it is not one, or never settled).
@@ -87,6 +88,9 @@ class Waiting {
 // The runtime ran (the transport's sleepers call it after each wake-up): at most a
 // clock read and a store.
 void beat();
+// A fault this rank dies of stopped at `pc` (the fault handler, async-signal-safe: one
+// store), for mwrun to name its source line, which the handler cannot run addr2line for.
+void crashed(uint64_t pc);
 // After a wait has lasted a while: fills in the held locks, once per wait.
 void detail();
 

@@ -173,10 +173,10 @@ struct Frame {
   std::string function, line;
 };
 
-// The source frames of the call that returns to `pc`, innermost first: one, or more where
-// the call was made in code inlined into the function holding it (addr2line -i). "" for
-// a line the tables do not have.
-std::vector<Frame> call_frames(uintptr_t pc) {
+// The source frames of the instruction at `at`, innermost first: one, or more where it is
+// code inlined into the function holding it (addr2line -i). "" for a line the tables do
+// not have.
+std::vector<Frame> frames_at(uintptr_t at) {
   // The file itself: /proc/self/exe would name addr2line's own.
   std::string exe = g_exe;
   if (exe == "/proc/self/exe") {
@@ -185,11 +185,9 @@ std::vector<Frame> call_frames(uintptr_t pc) {
     if (n <= 0) return {};
     exe.assign(path, static_cast<size_t>(n));
   }
-  if (pc == 0 || exe.find('\'') != std::string::npos) return {};
-  // pc - 1: a byte of the call instruction, whose line is the call's (the return
-  // address may start the next line's code).
+  if (at == 0 || exe.find('\'') != std::string::npos) return {};
   char cmd[64 + 4096];
-  std::snprintf(cmd, sizeof cmd, "addr2line -f -i -e '%s' %#" PRIxPTR " 2>/dev/null", exe.c_str(), pc - 1);
+  std::snprintf(cmd, sizeof cmd, "addr2line -f -i -e '%s' %#" PRIxPTR " 2>/dev/null", exe.c_str(), at);
   std::string out;
   if (FILE *f = popen(cmd, "r")) {
     char buf[4096];
@@ -220,18 +218,27 @@ std::vector<Frame> call_frames(uintptr_t pc) {
   }
   return frames;
 }
+
+// `frames` at `pc`: a call or an instruction in an inlined function is named there, as a
+// debugger's backtrace names it, then each function it was inlined in; the outermost is
+// the one the code is in. "" without a line.
+std::string site(const std::vector<Frame> &frames, uintptr_t pc) {
+  if (frames.empty() || frames.front().line.empty()) return "";
+  std::string out;
+  for (size_t i = 0; i + 1 < frames.size(); ++i)
+    out += (frames[i].function.empty() ? "?" : frames[i].function) + " at " + frames[i].line + ", inlined in ";
+  return out + code(pc) + (frames.back().line.empty() ? "" : " at " + frames.back().line);
+}
 }  // namespace
 
 std::string call_site(uintptr_t pc) {
-  const std::vector<Frame> frames = call_frames(pc);
-  if (frames.empty() || frames.front().line.empty()) return code(pc);
-  // A call made in an inlined function is named there, as a debugger's backtrace names
-  // it, then each function it was inlined in; the outermost is the one the code is in.
-  std::string site;
-  for (size_t i = 0; i + 1 < frames.size(); ++i)
-    site += (frames[i].function.empty() ? "?" : frames[i].function) + " at " + frames[i].line + ", inlined in ";
-  return site + code(pc) + (frames.back().line.empty() ? "" : " at " + frames.back().line);
+  // pc - 1: a byte of the call instruction, whose line is the call's (the return
+  // address may start the next line's code).
+  const std::string s = pc ? site(frames_at(pc - 1), pc) : "";
+  return s.empty() ? code(pc) : s;
 }
+
+std::string instruction_site(uintptr_t pc) { return known_code(pc) ? site(frames_at(pc), pc) : ""; }
 
 void load() { (void)table(); }
 

@@ -48,6 +48,9 @@ std::string code(uintptr_t pc);
 // executable's line tables (addr2line, binutils; mwcc builds have them), or code(pc)
 // when they have none. Runs a process: for error paths only.
 std::string call_site(uintptr_t pc);
+// Where the instruction at `pc` of the executable is, as call_site says it, or "" when
+// the line tables do not have it or `pc` is not the executable's code.
+std::string instruction_site(uintptr_t pc);
 
 // call_site(pc) for a call the executable makes; "" for one from elsewhere (a shared
 // library, the runtime itself): how errors say where the failed call was made.

@@ -352,25 +352,31 @@ bool fetch(uintptr_t page, int home, bool write) {
 
 // ---- The copyset fault ----
 
+// The faulting instruction's address, or 0 where the context is not decoded.
+uintptr_t pc_of(void *ctx) {
+#if defined(__x86_64__)
+  return static_cast<uintptr_t>(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]);
+#else
+  (void)ctx;
+  return 0;
+#endif
+}
+
 // ", by main+0x4c (pc 0x40128a)": the instruction that faulted, named if the
 // executable's symbols are loaded already (loading them here would allocate).
-void describe_pc(void *ctx, char *out, size_t size) {
+void describe_pc(uintptr_t pc, char *out, size_t size) {
   out[0] = '\0';
-#if defined(__x86_64__)
-  const auto pc = static_cast<uintptr_t>(static_cast<ucontext_t *>(ctx)->uc_mcontext.gregs[REG_RIP]);
+  if (pc == 0) return;
   char name[256];
   if (symbols::code_if_loaded(pc, name, sizeof name))
     std::snprintf(out, size, ", by %s (pc %#lx)", name, static_cast<unsigned long>(pc));
   else
     std::snprintf(out, size, ", by the instruction at pc %#lx", static_cast<unsigned long>(pc));
-#else
-  (void)ctx;
-  (void)size;
-#endif
 }
 
 // A crash's line on stderr, with no allocation (the fault may have come inside malloc):
-// what was touched, then where the faulting instruction is.
+// what was touched, then where the faulting instruction is. Its source line cannot be
+// read here; mwrun names it from the rank's wait record when the rank has died.
 void say(void *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void say(void *ctx, const char *fmt, ...) {
   char buf[640];
@@ -379,7 +385,9 @@ void say(void *ctx, const char *fmt, ...) {
   va_start(ap, fmt);
   n += std::vsnprintf(buf + n, sizeof buf - static_cast<size_t>(n), fmt, ap);
   va_end(ap);
-  if (n < static_cast<int>(sizeof buf)) describe_pc(ctx, buf + n, sizeof buf - static_cast<size_t>(n));
+  const uintptr_t pc = pc_of(ctx);
+  waits::crashed(pc);
+  if (n < static_cast<int>(sizeof buf)) describe_pc(pc, buf + n, sizeof buf - static_cast<size_t>(n));
   n = static_cast<int>(std::strlen(buf));
   if (n > static_cast<int>(sizeof buf) - 2) n = static_cast<int>(sizeof buf) - 2;
   buf[n++] = '\n';

@@ -63,11 +63,12 @@ int main(int argc, char **argv) {
   if (!strcmp(what, "nested") && mw_rank() == 1) free_twice(mw_malloc(64));
   if (!strcmp(what, "stack") && mw_rank() == 1) {
     // STACK: midway: rank 1: segmentation fault at 0x{{[0-9a-f]+}}: stack overflow (deep recursion, or large local arrays): raise the limit (ulimit -s) or allocate the arrays with malloc, by recurse+{{0|0x[0-9a-f]+}} (pc 0x{{[0-9a-f]+}})
-    // STACK: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV)
+    // STACK: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV) in recurse+{{0x[0-9a-f]+}} at {{.*}}error_sites.c:{{[0-9]+}}; stopping the job
     printf("%d\n", recurse(1 << 30));
   }
   if (!strcmp(what, "null") && mw_rank() == 1) {
     // NULL: midway: rank 1: segmentation fault at (nil) (outside the shared window), by touch+{{0|0x[0-9a-f]+}} (pc 0x{{[0-9a-f]+}})
+    // NULL-NEXT: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV) in touch+{{0|0x[0-9a-f]+}} at {{.*}}error_sites.c:{{[0-9]+}}; stopping the job
     printf("%d\n", touch((volatile int *)(argc > 1000 ? data : NULL)));
   }
   if (!strcmp(what, "static-local")) {

@@ -45,10 +45,10 @@ int main(int argc, char **argv) {
   if (me == who) {
     if (!strcmp(what, "segv-outside")) {
       // OUTSIDE: midway: rank 1: segmentation fault at 0x10 (outside the shared window)
-      // OUTSIDE: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV){{( \(core dumped\))?}}; stopping the job
+      // OUTSIDE: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV){{( \(core dumped\))?}} in main+0x{{[0-9a-f]+}} at {{.*}}misuse_rc.c:[[@LINE+8]]; stopping the job
       // OUTSIDE2: midway: rank 2: segmentation fault at 0x10 (outside the shared window)
       // OUTSIDE2: mwrun: rank 2 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV)
-      // TRACE-CRASH: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV){{( \(core dumped\))?}}; stopping the job
+      // TRACE-CRASH: mwrun: rank 1 (pid {{[0-9]+}}) was killed by signal 11 (SIGSEGV){{( \(core dumped\))?}} in main+0x{{[0-9a-f]+}} at {{.*}}misuse_rc.c:[[@LINE+5]]; stopping the job
       // TRACE-CRASH-DAG: mwrun: --trace: rank 0 wrote no trace (it did not reach mw_finalize)
       // TRACE-CRASH-DAG: mwrun: --trace: rank 1 wrote no trace (it did not reach mw_finalize)
       // TRACE-EMPTY: mwrun: --trace needs a file name: --trace=FILE
