@@ -370,9 +370,12 @@ bool isSharedGlobal(const Value *Obj) {
 //===----------------------------------------------------------------------===//
 
 /// Functions of the Midway runtime. They are compiled without the pass and mark
-/// what they write themselves; their names are reserved by midway.h.
+/// what they write themselves: the API's (mw_*, called here, defined in the
+/// library) and the runtime's own (__mw_*, a name C reserves). A function this
+/// unit defines is the program's whatever its name: a helper a user calls
+/// mw_fill_row writes shared data as any other does (audit 32).
 bool isRuntimeFunction(const Function &F) {
-  return F.getName().starts_with("__mw_") || F.getName().starts_with("mw_");
+  return F.getName().starts_with("__mw_") || (F.isDeclaration() && F.getName().starts_with("mw_"));
 }
 
 /// The argument through which a C library function the pass models writes the

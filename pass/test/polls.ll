@@ -163,7 +163,7 @@ exit:
 ; CHECK-LABEL: define i64 @straight(
 ; CHECK-NOT:     __mw_poll
 ; CHECK:         ret i64
-; CHECK-LABEL: define void @mw_runtime_loop(
+; CHECK-LABEL: define void @__mw_runtime_loop(
 ; CHECK-NOT:     __mw_poll
 ; CHECK:         ret void
 define i64 @straight(i64 %x) {
@@ -171,7 +171,7 @@ define i64 @straight(i64 %x) {
   ret i64 %y
 }
 
-define void @mw_runtime_loop(ptr %p, i64 %n) {
+define void @__mw_runtime_loop(ptr %p, i64 %n) {
 entry:
   br label %loop
 loop:
