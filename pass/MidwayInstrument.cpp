@@ -981,7 +981,34 @@ struct MarkedCall {
   Region R;
   std::optional<LibFunc> Func;
   std::optional<LibatomicWrite> Atomic;
+  /// An indirect call, marked as Func's only if it calls one of these.
+  SmallVector<StringRef, 4> IfCallee;
 };
+
+/// The C library functions an indirect call of this type may be that the pass
+/// marks as `*Func` (same written argument and length): a dispatch table of
+/// memcpy and memmove, a copy function chosen at run time. Any other callee is
+/// a function mwcc built, or one mw_init checks.
+std::optional<LibFunc> getIndirectLibCall(const CallBase &CB, SmallVectorImpl<StringRef> &Names) {
+  FunctionType *T = CB.getFunctionType();
+  if (!T->getReturnType()->isPointerTy() || T->isVarArg())
+    return std::nullopt;
+  auto IsPtr = [&](unsigned I) { return T->getParamType(I)->isPointerTy(); };
+  auto IsInt = [&](unsigned I) { return T->getParamType(I)->isIntegerTy(); };
+  if (T->getNumParams() == 3 && IsPtr(0) && IsPtr(1) && IsInt(2)) {
+    Names.append({"memcpy", "memmove", "mempcpy", "strncpy"});
+    return LibFunc_memcpy;
+  }
+  if (T->getNumParams() == 3 && IsPtr(0) && IsInt(1) && IsInt(2)) {
+    Names.push_back("memset");
+    return LibFunc_memset;
+  }
+  if (T->getNumParams() == 2 && IsPtr(0) && IsPtr(1)) {
+    Names.push_back("strcpy");
+    return LibFunc_strcpy;
+  }
+  return std::nullopt;
+}
 
 /// A scanf-family call with a constant format: what each of its arguments from
 /// FirstArg on receives, marked after it returns if the result counts it.
@@ -2085,6 +2112,13 @@ void FunctionInstrumenter::chooseCalls() {
     }
     Function *Callee = CB->getCalledFunction();
     if (!Callee) {
+      SmallVector<StringRef, 4> Names;
+      if (std::optional<LibFunc> Func = getIndirectLibCall(*CB, Names);
+          Func && ClInstrumentLibCalls && !isa<InvokeInst>(CB) && !CB->isMustTailCall()) {
+        Region R = classifyPointer(CB->getArgOperand(0));
+        if (R != Region::Private)
+          MarkedCalls.push_back({CB, R, Func, std::nullopt, Names});
+      }
       if (ClWarnUnknownCalls)
         checkPointerArguments(*CB, AttributeList(), std::nullopt, std::nullopt,
                               "indirect call", AssumedCompiled);
@@ -2109,7 +2143,7 @@ void FunctionInstrumenter::chooseCalls() {
       if (R == Region::Private)
         ++NumOmittedPrivate;
       else
-        MarkedCalls.push_back({CB, R, std::nullopt, Atomic});
+        MarkedCalls.push_back({CB, R, std::nullopt, Atomic, {}});
       continue;
     }
     if (std::optional<unsigned> Format =
@@ -2177,7 +2211,7 @@ void FunctionInstrumenter::chooseLibCall(CallBase &CB, LibFunc Func) {
                              ", which Midway cannot mark dirty after an invoke "
                              "or musttail call; make it a plain call");
     } else {
-      MarkedCalls.push_back({&CB, R, Func, std::nullopt});
+      MarkedCalls.push_back({&CB, R, Func, std::nullopt, {}});
     }
   }
   if (ClWarnUnmarked)
@@ -2625,6 +2659,15 @@ void FunctionInstrumenter::instrumentLibCall(const MarkedCall &C) {
         IntptrTy);
   };
 
+  if (!C.IfCallee.empty()) {
+    Value *Called = nullptr;
+    for (StringRef Name : C.IfCallee) {
+      Value *Is = IRB.CreateICmpEQ(
+          CB.getCalledOperand(), MI.M.getOrInsertFunction(Name, CB.getFunctionType()).getCallee());
+      Called = Called ? IRB.CreateOr(Called, Is) : Is;
+    }
+    If(Called);
+  }
   Value *Dst = CB.getArgOperand(*getMarkedArgument(Func));
   switch (Func) {
   case LibFunc_strcat: // writes from the old end of the string

@@ -278,3 +278,33 @@ define void @unknown_destination(ptr %d, ptr %s, ptr %f) {
   %line = call ptr @fgets(ptr %d, i32 64, ptr %f)
   ret void
 }
+
+; An indirect call of memcpy's type is marked as memcpy if it calls one of the
+; functions of that type the pass knows (a dispatch table of memcpy and memmove);
+; of memset's, as memset. One of another type, or with a private destination,
+; is not.
+; CHECK-LABEL: define void @through_pointers(
+; CHECK:         call ptr %copy(ptr %d, ptr %s, i64 %n)
+; CHECK-NEXT:    [[IS1:%.*]] = icmp eq ptr %copy, @memcpy
+; CHECK-NEXT:    [[IS2:%.*]] = icmp eq ptr %copy, @memmove
+; CHECK-NEXT:    [[OR1:%.*]] = or i1 [[IS1]], [[IS2]]
+; CHECK:         br i1 {{%.*}}, label %[[MARK:.*]], label
+; CHECK:       [[MARK]]:
+; CHECK-NEXT:    call void @__mw_mark_range(ptr %d, i64 %n), !nosanitize
+; CHECK:         call ptr %fill(ptr %d, i32 0, i64 %n)
+; CHECK-NEXT:    icmp eq ptr %fill, @memset
+; CHECK:         call void @__mw_mark_range(
+; CHECK:         call i32 %other(ptr %d, i64 %n)
+; CHECK-NOT:     icmp eq ptr %other
+; CHECK:         call ptr %copy(ptr %private, ptr %s, i64 %n)
+; CHECK-NOT:     icmp eq ptr %copy
+; CHECK:         ret void
+define void @through_pointers(ptr %copy, ptr %fill, ptr %other, ptr %s, i64 %n) {
+  %d = getelementptr inbounds [4096 x i8], ptr @buf, i64 0, i64 16
+  call ptr %copy(ptr %d, ptr %s, i64 %n)
+  call ptr %fill(ptr %d, i32 0, i64 %n)
+  call i32 %other(ptr %d, i64 %n)
+  %private = alloca [64 x i8]
+  call ptr %copy(ptr %private, ptr %s, i64 %n)
+  ret void
+}

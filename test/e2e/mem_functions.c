@@ -1,5 +1,6 @@
 // memcpy, memset and memmove (constant and run-time lengths) and libc calls that write
-// through a pointer (strcpy, snprintf, fread) mark exactly the bytes they write.
+// through a pointer (strcpy, snprintf, fread) mark exactly the bytes they write, called
+// directly or through a function pointer.
 // RUN: %mwcc -O0 %s -o %t.O0 && %t.O0
 // RUN: %mwcc -O2 %s -o %t.O2 && %t.O2
 #include "check.h"
@@ -46,6 +47,16 @@ int main(int argc, char **argv) {
   mw_dirty_clear(buf, sizeof buf);
   int len = snprintf(buf + 60, 100, "rank %d of %d", mw_rank(), mw_nprocs());
   check_dirty("snprintf", buf, sizeof buf, 60, (size_t)len + 1);
+
+  /* Through a function pointer: a dispatch table of memcpy and memmove (audit 32). */
+  void *(*copy)(void *, const void *, size_t) = opaque(1) ? memmove : memcpy;
+  mw_dirty_clear(buf, sizeof buf);
+  copy(buf + 120, src, n);
+  check_dirty("memmove through a function pointer", buf, sizeof buf, 120, n);
+  void *(*fill)(void *, int, size_t) = opaque(1) ? memset : NULL;
+  mw_dirty_clear(buf, sizeof buf);
+  fill(buf + 130, 1, n);
+  check_dirty("memset through a function pointer", buf, sizeof buf, 130, n);
 
   FILE *f = tmpfile();
   fwrite(src, 1, 40, f);
